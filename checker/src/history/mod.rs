@@ -1,0 +1,238 @@
+//! Histories as plain data: what clients invoked and what came back, what
+//! the servers committed, and which faults were injected. The simulator
+//! records one; every checker reads one; `zkdst check` reads third-party
+//! ones converted to this shape. JSON round-trips losslessly.
+
+mod data;
+mod op;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use data::Data;
+pub use op::{CreateModeRecord, MultiOpResult, Op, Outcome, StatRecord, TxnRecord, Value};
+
+/// Virtual time, nanoseconds since the run started.
+pub type Time = u64;
+/// A client (Jepsen's "process"): one logical actor, possibly across sessions.
+pub type ClientId = u32;
+/// Identifies one operation: its invocation and its completion share it.
+pub type OpId = u64;
+/// A ZooKeeper session id.
+pub type SessionId = i64;
+/// A ZooKeeper transaction id.
+pub type Zxid = i64;
+
+/// A recorded run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct History {
+    /// Free-form facts about the run: scenario, seed, commit, plan hash, ...
+    #[serde(default)]
+    pub meta: BTreeMap<String, String>,
+    pub events: Vec<Event>,
+}
+
+/// One entry of a history, in the order it happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A client started an operation.
+    Invoke {
+        id: OpId,
+        time: Time,
+        client: ClientId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<SessionId>,
+        op: Op,
+    },
+    /// The operation `id` returned.
+    Complete {
+        id: OpId,
+        time: Time,
+        client: ClientId,
+        outcome: Outcome,
+        /// The zxid in the reply header: the server's last zxid when it answered.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        zxid: Option<Zxid>,
+    },
+    /// A server committed (applied) a transaction.
+    Commit { time: Time, server: u32, zxid: Zxid, txn: TxnRecord },
+    /// A fault was injected or healed.
+    Fault { time: Time, kind: String, #[serde(default)] targets: Vec<String>, #[serde(default)] detail: String },
+    /// A client's session changed state (connected, disconnected, expired, closed).
+    Session { time: Time, client: ClientId, session: SessionId, state: String, #[serde(default, skip_serializing_if = "Option::is_none")] server: Option<u32> },
+    /// A watch event delivered to a client.
+    Watch { time: Time, client: ClientId, session: SessionId, event: String, #[serde(default, skip_serializing_if = "Option::is_none")] path: Option<String> },
+    /// Something worth showing on a timeline that is not an operation.
+    Note { time: Time, #[serde(default, skip_serializing_if = "Option::is_none")] client: Option<ClientId>, text: String },
+}
+
+impl Event {
+    pub fn time(&self) -> Time {
+        match self {
+            Event::Invoke { time, .. }
+            | Event::Complete { time, .. }
+            | Event::Commit { time, .. }
+            | Event::Fault { time, .. }
+            | Event::Session { time, .. }
+            | Event::Watch { time, .. }
+            | Event::Note { time, .. } => *time,
+        }
+    }
+}
+
+/// An operation with its invocation and (if it returned) completion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Operation {
+    pub id: OpId,
+    pub client: ClientId,
+    pub session: Option<SessionId>,
+    pub op: Op,
+    pub invoked: Time,
+    /// `None` while the history ends with the operation still pending.
+    pub completed: Option<Time>,
+    /// `None` while pending: treat as unknown (may take effect at any time).
+    pub outcome: Option<Outcome>,
+    pub zxid: Option<Zxid>,
+}
+
+impl Operation {
+    /// True if the operation may have taken effect: it succeeded, or its
+    /// outcome is unknown.
+    pub fn may_have_happened(&self) -> bool {
+        !matches!(self.outcome, Some(Outcome::Fail { .. }))
+    }
+    /// True if the outcome is unknown (Info, or never returned).
+    pub fn is_indeterminate(&self) -> bool {
+        matches!(self.outcome, None | Some(Outcome::Info { .. }))
+    }
+}
+
+/// Why a history is not well formed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HistoryError {
+    #[error("event {index}: operation {id} completed but was never invoked")]
+    CompleteWithoutInvoke { index: usize, id: OpId },
+    #[error("event {index}: operation {id} invoked twice")]
+    DuplicateInvoke { index: usize, id: OpId },
+    #[error("event {index}: operation {id} completed twice")]
+    DuplicateComplete { index: usize, id: OpId },
+    #[error("event {index}: operation {id} completes at {completed} before it was invoked at {invoked}")]
+    CompleteBeforeInvoke { index: usize, id: OpId, invoked: Time, completed: Time },
+}
+
+impl History {
+    pub fn new() -> Self {
+        History::default()
+    }
+
+    /// Pairs invocations with completions, in invocation order.
+    pub fn operations(&self) -> Result<Vec<Operation>, HistoryError> {
+        let mut ops: Vec<Operation> = Vec::new();
+        let mut index_of: BTreeMap<OpId, usize> = BTreeMap::new();
+        for (index, e) in self.events.iter().enumerate() {
+            match e {
+                Event::Invoke { id, time, client, session, op } => {
+                    if index_of.insert(*id, ops.len()).is_some() {
+                        return Err(HistoryError::DuplicateInvoke { index, id: *id });
+                    }
+                    ops.push(Operation {
+                        id: *id,
+                        client: *client,
+                        session: *session,
+                        op: op.clone(),
+                        invoked: *time,
+                        completed: None,
+                        outcome: None,
+                        zxid: None,
+                    });
+                }
+                Event::Complete { id, time, outcome, zxid, .. } => {
+                    let i = *index_of.get(id).ok_or(HistoryError::CompleteWithoutInvoke { index, id: *id })?;
+                    let o = &mut ops[i];
+                    if o.completed.is_some() {
+                        return Err(HistoryError::DuplicateComplete { index, id: *id });
+                    }
+                    if *time < o.invoked {
+                        return Err(HistoryError::CompleteBeforeInvoke { index, id: *id, invoked: o.invoked, completed: *time });
+                    }
+                    o.completed = Some(*time);
+                    o.outcome = Some(outcome.clone());
+                    o.zxid = *zxid;
+                }
+                _ => {}
+            }
+        }
+        Ok(ops)
+    }
+
+    /// Writes the history as pretty JSON (stable: the same history gives the
+    /// same bytes).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Reads a JSON history.
+    pub fn from_json(text: &str) -> Result<History, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// A 64-bit FNV-1a hash of the JSON form, for determinism checks.
+    pub fn fingerprint(&self) -> u64 {
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        json.iter().fold(0xcbf29ce484222325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100000001b3))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> History {
+        let mut h = History::new();
+        h.meta.insert("seed".into(), "7".into());
+        h.events.push(Event::Invoke {
+            id: 1,
+            time: 10,
+            client: 0,
+            session: Some(0x100),
+            op: Op::Create { path: "/a".into(), data: Data::from("x"), mode: CreateModeRecord::EphemeralSequential },
+        });
+        h.events.push(Event::Complete {
+            id: 1,
+            time: 20,
+            client: 0,
+            outcome: Outcome::Ok { value: Value::Created { path: "/a0000000000".into(), stat: StatRecord::default() } },
+            zxid: Some(0x1_0000_0002),
+        });
+        h.events.push(Event::Invoke { id: 2, time: 21, client: 1, session: None, op: Op::Delete { path: "/a".into(), version: -1 } });
+        h.events.push(Event::Complete { id: 2, time: 30, client: 1, outcome: Outcome::Info { error: "ConnectionLoss".into() }, zxid: None });
+        h.events.push(Event::Commit { time: 15, server: 1, zxid: 0x1_0000_0002, txn: TxnRecord::Delete { path: "/a".into() } });
+        h.events.push(Event::Fault { time: 16, kind: "partition".into(), targets: vec!["zk1".into()], detail: String::new() });
+        h
+    }
+
+    #[test]
+    fn json_round_trips() {
+        let h = sample();
+        let back = History::from_json(&h.to_json()).unwrap();
+        assert_eq!(back, h);
+        assert_eq!(back.fingerprint(), h.fingerprint());
+    }
+
+    #[test]
+    fn pairs_operations() {
+        let ops = sample().operations().unwrap();
+        assert_eq!(ops.len(), 2);
+        assert_eq!(ops[0].completed, Some(20));
+        assert!(ops[1].is_indeterminate());
+    }
+
+    #[test]
+    fn rejects_malformed() {
+        let mut h = sample();
+        h.events.push(Event::Complete { id: 9, time: 40, client: 0, outcome: Outcome::Fail { error: "x".into() }, zxid: None });
+        assert_eq!(h.operations(), Err(HistoryError::CompleteWithoutInvoke { index: 6, id: 9 }));
+    }
+}

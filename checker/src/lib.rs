@@ -1,0 +1,5 @@
+//! zkdst-checker: the judge. Reads histories as data and decides whether
+//! they are linearizable, consistent with ZooKeeper's guarantees, and satisfy
+//! the recipes' properties.
+
+pub mod history;

@@ -1,0 +1,5 @@
+//! zkdst-recipes: ZooKeeper coordination recipes written against one client
+//! interface ([`zk::ZkClient`]), so that they run unchanged on the simulated
+//! ensemble of `zkdst-sim` and on a real ZooKeeper.
+
+pub mod zk;

@@ -1,0 +1,197 @@
+//! Znode path validation, as ZooKeeper's `PathUtils.validatePath` does it.
+//!
+//! The Java client rejects a bad path before sending anything (with an
+//! `IllegalArgumentException`); this module is that check. Servers run the
+//! same check and answer `BadArguments` to requests that bypass it.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Why a path is not a valid znode path.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
+#[error("invalid path {path:?}: {reason}")]
+pub struct PathError {
+    pub path: String,
+    pub reason: PathProblem,
+}
+
+/// The rule a path broke.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PathProblem {
+    Empty,
+    NotAbsolute,
+    TrailingSlash,
+    EmptyComponent { at: usize },
+    RelativeComponent { at: usize },
+    BadCharacter { at: usize, ch: char },
+}
+
+impl fmt::Display for PathProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PathProblem::Empty => write!(f, "path length must be > 0"),
+            PathProblem::NotAbsolute => write!(f, "path must start with / character"),
+            PathProblem::TrailingSlash => write!(f, "path must not end with / character"),
+            PathProblem::EmptyComponent { at } => write!(f, "empty node name specified @{at}"),
+            PathProblem::RelativeComponent { at } => write!(f, "relative paths not allowed @{at}"),
+            PathProblem::BadCharacter { at, ch } => {
+                write!(f, "invalid character {:?} (U+{:04X}) @{at}", ch, *ch as u32)
+            }
+        }
+    }
+}
+
+/// Validates a znode path. For a sequential create pass `sequential = true`:
+/// ZooKeeper validates `path + "1"` then, so `/p/` is a legal sequential prefix.
+pub fn validate_path(path: &str, sequential: bool) -> Result<(), PathError> {
+    let err = |reason| Err(PathError { path: path.to_string(), reason });
+    if sequential {
+        let with_suffix = format!("{path}1");
+        return validate_path(&with_suffix, false).map_err(|e| PathError { path: path.to_string(), reason: e.reason });
+    }
+    if path.is_empty() {
+        return err(PathProblem::Empty);
+    }
+    if !path.starts_with('/') {
+        return err(PathProblem::NotAbsolute);
+    }
+    if path.len() == 1 {
+        return Ok(());
+    }
+    if path.ends_with('/') {
+        return err(PathProblem::TrailingSlash);
+    }
+    let chars: Vec<char> = path.chars().collect();
+    let mut last = '/';
+    for i in 1..chars.len() {
+        let c = chars[i];
+        if c == '\0' {
+            return err(PathProblem::BadCharacter { at: i, ch: c });
+        } else if c == '/' && last == '/' {
+            return err(PathProblem::EmptyComponent { at: i });
+        } else if c == '.' && last == '.' {
+            // `..` as a whole component
+            if chars[i - 2] == '/' && (i + 1 == chars.len() || chars[i + 1] == '/') {
+                return err(PathProblem::RelativeComponent { at: i });
+            }
+        } else if c == '.' {
+            // `.` as a whole component
+            if chars[i - 1] == '/' && (i + 1 == chars.len() || chars[i + 1] == '/') {
+                return err(PathProblem::RelativeComponent { at: i });
+            }
+        } else if is_forbidden(c) {
+            return err(PathProblem::BadCharacter { at: i, ch: c });
+        }
+        last = c;
+    }
+    Ok(())
+}
+
+fn is_forbidden(c: char) -> bool {
+    let u = c as u32;
+    (u > 0x00 && u <= 0x1f) || (0x7f..=0x9f).contains(&u) || (0xd800..=0xf8ff).contains(&u) || (0xfff0..=0xffff).contains(&u)
+}
+
+/// The parent of a valid non-root path (`/a/b` → `/a`, `/a` → `/`).
+pub fn parent(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) | None => "/",
+        Some(i) => &path[..i],
+    }
+}
+
+/// The last component of a valid path (`/a/b` → `b`; `/` → ``).
+pub fn basename(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(i) => &path[i + 1..],
+        None => path,
+    }
+}
+
+/// Joins a parent path and a child name.
+pub fn join(parent: &str, child: &str) -> String {
+    if parent == "/" {
+        format!("/{child}")
+    } else {
+        format!("{parent}/{child}")
+    }
+}
+
+/// The sequence number ZooKeeper appended to a sequential node created with
+/// `prefix`: the rest of the name, `%010d` of the parent's counter, which is
+/// negative after the counter wraps past 2^31 - 1 (`-000000005`,
+/// `-2147483648`). Exact, because the prefix is known.
+pub fn sequence_after_prefix(name: &str, prefix: &str) -> Option<i32> {
+    let rest = name.strip_prefix(prefix)?;
+    let digits = rest.strip_prefix('-').unwrap_or(rest);
+    if rest.len() < 10 || digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    rest.parse::<i32>().ok()
+}
+
+/// The sequence number at the end of `name` when the prefix is unknown: the
+/// last ten characters, read as `%010d`. A name ending in `-` and ten digits
+/// is read as positive (use `sequence_after_prefix` where the counter may
+/// have wrapped).
+pub fn sequence_of(name: &str) -> Option<i32> {
+    if name.len() < 10 || !name.is_char_boundary(name.len() - 10) {
+        return None;
+    }
+    let tail = &name[name.len() - 10..];
+    let (neg, digits) = match tail.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, tail),
+    };
+    if !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let n: i64 = digits.parse().ok()?;
+    i32::try_from(if neg { -n } else { n }).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_what_zookeeper_accepts() {
+        for p in ["/", "/a", "/a.b", "/...", "/a/.b", "/a/b/c", "/zookeeper/x", "/é"] {
+            assert_eq!(validate_path(p, false), Ok(()), "{p}");
+        }
+        assert_eq!(validate_path("/p/", true), Ok(()));
+        assert_eq!(validate_path("/p/q-", true), Ok(()));
+    }
+
+    #[test]
+    fn rejects_what_zookeeper_rejects() {
+        let bad = ["", "a", "/a/", "//", "/a//b", "/a/./b", "/a/..", "/a/.", "/..", "/a\u{0}", "/a\u{1}", "/\u{7f}", "/\u{fff0}"];
+        for p in bad {
+            assert!(validate_path(p, false).is_err(), "{p:?} should be rejected");
+        }
+        assert!(validate_path("/p//", true).is_err());
+    }
+
+    #[test]
+    fn parent_and_basename() {
+        assert_eq!(parent("/a/b"), "/a");
+        assert_eq!(parent("/a"), "/");
+        assert_eq!(basename("/a/b-0000000003"), "b-0000000003");
+        assert_eq!(join("/", "a"), "/a");
+        assert_eq!(join("/a", "b"), "/a/b");
+    }
+
+    #[test]
+    fn sequence_numbers() {
+        assert_eq!(sequence_of("lock-0000000042"), Some(42));
+        assert_eq!(sequence_of("0000000005"), Some(5));
+        assert_eq!(sequence_of("lock-2147483647"), Some(i32::MAX));
+        assert_eq!(sequence_of("lock--000000005"), Some(-5));
+        assert_eq!(sequence_of("lock"), None);
+        assert_eq!(sequence_after_prefix("lock--2147483648", "lock-"), Some(i32::MIN));
+        assert_eq!(sequence_after_prefix("lock-0000000042", "lock-"), Some(42));
+        assert_eq!(sequence_after_prefix("lock--000000005", "lock-"), Some(-5));
+        assert_eq!(sequence_after_prefix("other-0000000042", "lock-"), None);
+    }
+}

@@ -1,0 +1,152 @@
+//! ZooKeeper's data types: create modes, Stat, multi ops and their results.
+
+use serde::{Deserialize, Serialize};
+
+use super::error::ZkError;
+
+/// A session id as the server assigns it.
+pub type SessionId = i64;
+/// A ZooKeeper transaction id: `epoch << 32 | counter`.
+pub type Zxid = i64;
+
+/// `version` argument meaning "any version" (ZooKeeper's -1; no other
+/// negative number is a wildcard).
+pub const ANY_VERSION: i32 = -1;
+
+/// How a znode is created (`CreateMode.java`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CreateMode {
+    Persistent,
+    Ephemeral,
+    PersistentSequential,
+    EphemeralSequential,
+    /// Deleted by the server once it has had a child and has none left.
+    Container,
+    /// Deleted once childless and unmodified for `ttl_ms` (needs the server's
+    /// `zookeeper.extendedTypesEnabled`).
+    PersistentWithTtl { ttl_ms: i64 },
+    PersistentSequentialWithTtl { ttl_ms: i64 },
+}
+
+impl CreateMode {
+    pub fn is_ephemeral(self) -> bool {
+        matches!(self, CreateMode::Ephemeral | CreateMode::EphemeralSequential)
+    }
+    pub fn is_sequential(self) -> bool {
+        matches!(
+            self,
+            CreateMode::PersistentSequential | CreateMode::EphemeralSequential | CreateMode::PersistentSequentialWithTtl { .. }
+        )
+    }
+    pub fn is_container(self) -> bool {
+        matches!(self, CreateMode::Container)
+    }
+    pub fn ttl_ms(self) -> Option<i64> {
+        match self {
+            CreateMode::PersistentWithTtl { ttl_ms } | CreateMode::PersistentSequentialWithTtl { ttl_ms } => Some(ttl_ms),
+            _ => None,
+        }
+    }
+    /// The wire flag (`CreateMode.toFlag`).
+    pub fn flag(self) -> i32 {
+        match self {
+            CreateMode::Persistent => 0,
+            CreateMode::Ephemeral => 1,
+            CreateMode::PersistentSequential => 2,
+            CreateMode::EphemeralSequential => 3,
+            CreateMode::Container => 4,
+            CreateMode::PersistentWithTtl { .. } => 5,
+            CreateMode::PersistentSequentialWithTtl { .. } => 6,
+        }
+    }
+    /// The largest TTL ZooKeeper accepts (2^40 - 1 ms).
+    pub const MAX_TTL_MS: i64 = (1 << 40) - 1;
+}
+
+/// A znode's metadata, as `getData`/`exists` report it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct Stat {
+    /// zxid of the create.
+    pub czxid: Zxid,
+    /// zxid of the last data change.
+    pub mzxid: Zxid,
+    /// ms since the epoch of the create (leader clock).
+    pub ctime: i64,
+    /// ms since the epoch of the last data change.
+    pub mtime: i64,
+    /// number of data changes (wraps as a Java int).
+    pub version: i32,
+    /// client view of the child version: child creates + child deletes.
+    pub cversion: i32,
+    /// number of ACL changes.
+    pub aversion: i32,
+    /// owning session for ephemerals, else 0 (containers and TTL nodes too).
+    pub ephemeral_owner: SessionId,
+    pub data_length: i32,
+    pub num_children: i32,
+    /// zxid of the last child create or delete.
+    pub pzxid: Zxid,
+}
+
+/// Which events a persistent watch delivers (`AddWatchMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AddWatchMode {
+    /// Created, deleted, data and children changes of the path itself.
+    Persistent,
+    /// Created, deleted and data changes of the path and all descendants.
+    PersistentRecursive,
+}
+
+/// One operation of a `multi`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Op {
+    Create { path: String, data: Vec<u8>, mode: CreateMode },
+    Delete { path: String, version: i32 },
+    SetData { path: String, data: Vec<u8>, version: i32 },
+    Check { path: String, version: i32 },
+}
+
+impl Op {
+    pub fn path(&self) -> &str {
+        match self {
+            Op::Create { path, .. } | Op::Delete { path, .. } | Op::SetData { path, .. } | Op::Check { path, .. } => path,
+        }
+    }
+}
+
+/// The result of one operation of a `multi`, as ZooKeeper reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OpResult {
+    /// The created path (sequence suffix included) and the new node's Stat.
+    Create { path: String, stat: Stat },
+    Delete,
+    SetData { stat: Stat },
+    Check,
+    /// In a failed multi: OK (`None`) for the ops before the failing one, the
+    /// real error for the failing op, `RuntimeInconsistency` after it.
+    Error(Option<ZkError>),
+}
+
+/// A failed `multi`: the failing op's error, and one result per op.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("multi failed with {error} at op {index}")]
+pub struct MultiError {
+    pub error: ZkError,
+    /// Index of the failing op, or `usize::MAX` when the whole call failed
+    /// (ConnectionLoss, SessionExpired) and `results` is empty.
+    pub index: usize,
+    pub results: Vec<OpResult>,
+}
+
+impl MultiError {
+    /// A multi that failed as a whole, before any per-op verdict.
+    pub fn whole(error: ZkError) -> Self {
+        MultiError { error, index: usize::MAX, results: Vec::new() }
+    }
+}
+
+impl From<ZkError> for MultiError {
+    fn from(e: ZkError) -> Self {
+        MultiError::whole(e)
+    }
+}

@@ -1,0 +1,144 @@
+//! Watches as values: a one-shot watch is a future-like handle that yields
+//! the single event it was set for; a persistent watch yields events until
+//! dropped; a state watch yields every session state transition.
+//!
+//! Both client implementations (simulated and real) produce these, so recipes
+//! wait on them the same way everywhere. They are built on `futures`
+//! channels, which are runtime-agnostic and deterministic under madsim.
+
+use futures::channel::{mpsc, oneshot};
+use futures::StreamExt;
+
+use super::event::{SessionState, WatchedEvent};
+
+/// A one-shot watch set by `exists`, `get_data` or `get_children`.
+///
+/// `changed` resolves with the node event, or with a session event when the
+/// session ends (`Expired`, `Closed`) before the node changed. Across a
+/// reconnect the client re-registers the watch (ZooKeeper's SetWatches), so
+/// it survives a Disconnected period — with ZooKeeper's documented miss: a
+/// node created and deleted while disconnected is not reported to an
+/// `exists` watch.
+#[derive(Debug)]
+pub struct OneshotWatch {
+    rx: oneshot::Receiver<WatchedEvent>,
+}
+
+/// The client's end of a one-shot watch.
+#[derive(Debug)]
+pub struct OneshotWatchSender {
+    tx: oneshot::Sender<WatchedEvent>,
+}
+
+impl OneshotWatch {
+    pub fn channel() -> (OneshotWatchSender, OneshotWatch) {
+        let (tx, rx) = oneshot::channel();
+        (OneshotWatchSender { tx }, OneshotWatch { rx })
+    }
+
+    /// Waits for the event. If the client is dropped first, reports `Closed`.
+    pub async fn changed(self) -> WatchedEvent {
+        self.rx.await.unwrap_or_else(|_| WatchedEvent::session(SessionState::Closed))
+    }
+}
+
+impl OneshotWatchSender {
+    /// Delivers the event; false if the watch handle was dropped.
+    pub fn send(self, event: WatchedEvent) -> bool {
+        self.tx.send(event).is_ok()
+    }
+    pub fn is_canceled(&self) -> bool {
+        self.tx.is_canceled()
+    }
+}
+
+/// A persistent (or persistent-recursive) watch set by `add_watch`. Dropping
+/// it stops local delivery (the server-side watch stays until the session
+/// ends, as with ZooKeeper's `removeWatches(local=true)`).
+#[derive(Debug)]
+pub struct PersistentWatch {
+    rx: mpsc::UnboundedReceiver<WatchedEvent>,
+    ended: bool,
+}
+
+/// The client's end of a persistent watch.
+#[derive(Debug, Clone)]
+pub struct PersistentWatchSender {
+    tx: mpsc::UnboundedSender<WatchedEvent>,
+}
+
+impl PersistentWatch {
+    pub fn channel() -> (PersistentWatchSender, PersistentWatch) {
+        let (tx, rx) = mpsc::unbounded();
+        (PersistentWatchSender { tx }, PersistentWatch { rx, ended: false })
+    }
+
+    /// The next event. After the session ends this keeps returning the
+    /// terminal session event.
+    pub async fn changed(&mut self) -> WatchedEvent {
+        if !self.ended {
+            if let Some(e) = self.rx.next().await {
+                if e.is_session_event() && e.state.is_terminal() {
+                    self.ended = true;
+                }
+                return e;
+            }
+            self.ended = true;
+        }
+        WatchedEvent::session(SessionState::Closed)
+    }
+}
+
+impl PersistentWatchSender {
+    pub fn send(&self, event: WatchedEvent) -> bool {
+        self.tx.unbounded_send(event).is_ok()
+    }
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
+
+/// Session state transitions of one client handle, in order, none skipped.
+#[derive(Debug)]
+pub struct StateWatch {
+    rx: mpsc::UnboundedReceiver<SessionState>,
+    last: SessionState,
+}
+
+/// The client's end of a state watch.
+#[derive(Debug, Clone)]
+pub struct StateWatchSender {
+    tx: mpsc::UnboundedSender<SessionState>,
+}
+
+impl StateWatch {
+    /// A watch whose current state is `now`.
+    pub fn channel(now: SessionState) -> (StateWatchSender, StateWatch) {
+        let (tx, rx) = mpsc::unbounded();
+        (StateWatchSender { tx }, StateWatch { rx, last: now })
+    }
+
+    /// The state as of the last transition this watch has returned.
+    pub fn state(&self) -> SessionState {
+        self.last
+    }
+
+    /// The next transition. A terminal state repeats for ever; a dropped
+    /// client reads as `Closed`.
+    pub async fn changed(&mut self) -> SessionState {
+        if self.last.is_terminal() {
+            return self.last;
+        }
+        self.last = self.rx.next().await.unwrap_or(SessionState::Closed);
+        self.last
+    }
+}
+
+impl StateWatchSender {
+    pub fn send(&self, state: SessionState) -> bool {
+        self.tx.unbounded_send(state).is_ok()
+    }
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
