@@ -117,11 +117,33 @@ impl ZkError {
     pub fn from_code(code: i32) -> Option<ZkError> {
         use ZkError::*;
         const ALL: [ZkError; 27] = [
-            SystemError, RuntimeInconsistency, DataInconsistency, ConnectionLoss, MarshallingError,
-            Unimplemented, OperationTimeout, BadArguments, UnknownSession, NoNode, NoAuth, BadVersion,
-            NoChildrenForEphemerals, NodeExists, NotEmpty, SessionExpired, InvalidCallback, InvalidAcl,
-            AuthFailed, SessionMoved, NotReadOnly, EphemeralOnLocalSession, NoWatcher, RequestTimeout,
-            QuotaExceeded, Throttled, Closed,
+            SystemError,
+            RuntimeInconsistency,
+            DataInconsistency,
+            ConnectionLoss,
+            MarshallingError,
+            Unimplemented,
+            OperationTimeout,
+            BadArguments,
+            UnknownSession,
+            NoNode,
+            NoAuth,
+            BadVersion,
+            NoChildrenForEphemerals,
+            NodeExists,
+            NotEmpty,
+            SessionExpired,
+            InvalidCallback,
+            InvalidAcl,
+            AuthFailed,
+            SessionMoved,
+            NotReadOnly,
+            EphemeralOnLocalSession,
+            NoWatcher,
+            RequestTimeout,
+            QuotaExceeded,
+            Throttled,
+            Closed,
         ];
         ALL.into_iter().find(|e| e.code() == code)
     }
@@ -165,7 +187,10 @@ impl ZkError {
     /// True when the outcome of the failed call is unknown: it may have been
     /// applied on the server (ZOOKEEPER-22).
     pub fn is_ambiguous(&self) -> bool {
-        matches!(self, ZkError::ConnectionLoss | ZkError::RequestTimeout | ZkError::OperationTimeout)
+        matches!(
+            self,
+            ZkError::ConnectionLoss | ZkError::RequestTimeout | ZkError::OperationTimeout
+        )
     }
 
     /// True when the session (and so every ephemeral it owned) is gone.

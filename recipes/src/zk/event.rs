@@ -48,10 +48,16 @@ pub enum SessionState {
 impl SessionState {
     /// Expired and Closed are terminal: the handle is dead.
     pub fn is_terminal(self) -> bool {
-        matches!(self, SessionState::Expired | SessionState::Closed | SessionState::AuthFailed)
+        matches!(
+            self,
+            SessionState::Expired | SessionState::Closed | SessionState::AuthFailed
+        )
     }
     pub fn is_connected(self) -> bool {
-        matches!(self, SessionState::SyncConnected | SessionState::ConnectedReadOnly)
+        matches!(
+            self,
+            SessionState::SyncConnected | SessionState::ConnectedReadOnly
+        )
     }
     pub fn code(self) -> i32 {
         match self {
@@ -76,10 +82,18 @@ pub struct WatchedEvent {
 
 impl WatchedEvent {
     pub fn node(event_type: EventType, path: impl Into<String>) -> Self {
-        WatchedEvent { event_type, state: SessionState::SyncConnected, path: Some(path.into()) }
+        WatchedEvent {
+            event_type,
+            state: SessionState::SyncConnected,
+            path: Some(path.into()),
+        }
     }
     pub fn session(state: SessionState) -> Self {
-        WatchedEvent { event_type: EventType::None, state, path: None }
+        WatchedEvent {
+            event_type: EventType::None,
+            state,
+            path: None,
+        }
     }
     /// True for a session event (no node changed).
     pub fn is_session_event(&self) -> bool {

@@ -45,10 +45,18 @@ impl fmt::Display for PathProblem {
 /// Validates a znode path. For a sequential create pass `sequential = true`:
 /// ZooKeeper validates `path + "1"` then, so `/p/` is a legal sequential prefix.
 pub fn validate_path(path: &str, sequential: bool) -> Result<(), PathError> {
-    let err = |reason| Err(PathError { path: path.to_string(), reason });
+    let err = |reason| {
+        Err(PathError {
+            path: path.to_string(),
+            reason,
+        })
+    };
     if sequential {
         let with_suffix = format!("{path}1");
-        return validate_path(&with_suffix, false).map_err(|e| PathError { path: path.to_string(), reason: e.reason });
+        return validate_path(&with_suffix, false).map_err(|e| PathError {
+            path: path.to_string(),
+            reason: e.reason,
+        });
     }
     if path.is_empty() {
         return err(PathProblem::Empty);
@@ -90,7 +98,10 @@ pub fn validate_path(path: &str, sequential: bool) -> Result<(), PathError> {
 
 fn is_forbidden(c: char) -> bool {
     let u = c as u32;
-    (u > 0x00 && u <= 0x1f) || (0x7f..=0x9f).contains(&u) || (0xd800..=0xf8ff).contains(&u) || (0xfff0..=0xffff).contains(&u)
+    (u > 0x00 && u <= 0x1f)
+        || (0x7f..=0x9f).contains(&u)
+        || (0xd800..=0xf8ff).contains(&u)
+        || (0xfff0..=0xffff).contains(&u)
 }
 
 /// The parent of a valid non-root path (`/a/b` → `/a`, `/a` → `/`).
@@ -157,7 +168,16 @@ mod tests {
 
     #[test]
     fn accepts_what_zookeeper_accepts() {
-        for p in ["/", "/a", "/a.b", "/...", "/a/.b", "/a/b/c", "/zookeeper/x", "/é"] {
+        for p in [
+            "/",
+            "/a",
+            "/a.b",
+            "/...",
+            "/a/.b",
+            "/a/b/c",
+            "/zookeeper/x",
+            "/é",
+        ] {
             assert_eq!(validate_path(p, false), Ok(()), "{p}");
         }
         assert_eq!(validate_path("/p/", true), Ok(()));
@@ -166,7 +186,21 @@ mod tests {
 
     #[test]
     fn rejects_what_zookeeper_rejects() {
-        let bad = ["", "a", "/a/", "//", "/a//b", "/a/./b", "/a/..", "/a/.", "/..", "/a\u{0}", "/a\u{1}", "/\u{7f}", "/\u{fff0}"];
+        let bad = [
+            "",
+            "a",
+            "/a/",
+            "//",
+            "/a//b",
+            "/a/./b",
+            "/a/..",
+            "/a/.",
+            "/..",
+            "/a\u{0}",
+            "/a\u{1}",
+            "/\u{7f}",
+            "/\u{fff0}",
+        ];
         for p in bad {
             assert!(validate_path(p, false).is_err(), "{p:?} should be rejected");
         }
@@ -189,7 +223,10 @@ mod tests {
         assert_eq!(sequence_of("lock-2147483647"), Some(i32::MAX));
         assert_eq!(sequence_of("lock--000000005"), Some(-5));
         assert_eq!(sequence_of("lock"), None);
-        assert_eq!(sequence_after_prefix("lock--2147483648", "lock-"), Some(i32::MIN));
+        assert_eq!(
+            sequence_after_prefix("lock--2147483648", "lock-"),
+            Some(i32::MIN)
+        );
         assert_eq!(sequence_after_prefix("lock-0000000042", "lock-"), Some(42));
         assert_eq!(sequence_after_prefix("lock--000000005", "lock-"), Some(-5));
         assert_eq!(sequence_after_prefix("other-0000000042", "lock-"), None);

@@ -24,18 +24,27 @@ pub enum CreateMode {
     Container,
     /// Deleted once childless and unmodified for `ttl_ms` (needs the server's
     /// `zookeeper.extendedTypesEnabled`).
-    PersistentWithTtl { ttl_ms: i64 },
-    PersistentSequentialWithTtl { ttl_ms: i64 },
+    PersistentWithTtl {
+        ttl_ms: i64,
+    },
+    PersistentSequentialWithTtl {
+        ttl_ms: i64,
+    },
 }
 
 impl CreateMode {
     pub fn is_ephemeral(self) -> bool {
-        matches!(self, CreateMode::Ephemeral | CreateMode::EphemeralSequential)
+        matches!(
+            self,
+            CreateMode::Ephemeral | CreateMode::EphemeralSequential
+        )
     }
     pub fn is_sequential(self) -> bool {
         matches!(
             self,
-            CreateMode::PersistentSequential | CreateMode::EphemeralSequential | CreateMode::PersistentSequentialWithTtl { .. }
+            CreateMode::PersistentSequential
+                | CreateMode::EphemeralSequential
+                | CreateMode::PersistentSequentialWithTtl { .. }
         )
     }
     pub fn is_container(self) -> bool {
@@ -43,7 +52,8 @@ impl CreateMode {
     }
     pub fn ttl_ms(self) -> Option<i64> {
         match self {
-            CreateMode::PersistentWithTtl { ttl_ms } | CreateMode::PersistentSequentialWithTtl { ttl_ms } => Some(ttl_ms),
+            CreateMode::PersistentWithTtl { ttl_ms }
+            | CreateMode::PersistentSequentialWithTtl { ttl_ms } => Some(ttl_ms),
             _ => None,
         }
     }
@@ -100,16 +110,33 @@ pub enum AddWatchMode {
 /// One operation of a `multi`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Op {
-    Create { path: String, data: Vec<u8>, mode: CreateMode },
-    Delete { path: String, version: i32 },
-    SetData { path: String, data: Vec<u8>, version: i32 },
-    Check { path: String, version: i32 },
+    Create {
+        path: String,
+        data: Vec<u8>,
+        mode: CreateMode,
+    },
+    Delete {
+        path: String,
+        version: i32,
+    },
+    SetData {
+        path: String,
+        data: Vec<u8>,
+        version: i32,
+    },
+    Check {
+        path: String,
+        version: i32,
+    },
 }
 
 impl Op {
     pub fn path(&self) -> &str {
         match self {
-            Op::Create { path, .. } | Op::Delete { path, .. } | Op::SetData { path, .. } | Op::Check { path, .. } => path,
+            Op::Create { path, .. }
+            | Op::Delete { path, .. }
+            | Op::SetData { path, .. }
+            | Op::Check { path, .. } => path,
         }
     }
 }
@@ -118,9 +145,14 @@ impl Op {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum OpResult {
     /// The created path (sequence suffix included) and the new node's Stat.
-    Create { path: String, stat: Stat },
+    Create {
+        path: String,
+        stat: Stat,
+    },
     Delete,
-    SetData { stat: Stat },
+    SetData {
+        stat: Stat,
+    },
     Check,
     /// In a failed multi: OK (`None`) for the ops before the failing one, the
     /// real error for the failing op, `RuntimeInconsistency` after it.
@@ -141,7 +173,11 @@ pub struct MultiError {
 impl MultiError {
     /// A multi that failed as a whole, before any per-op verdict.
     pub fn whole(error: ZkError) -> Self {
-        MultiError { error, index: usize::MAX, results: Vec::new() }
+        MultiError {
+            error,
+            index: usize::MAX,
+            results: Vec::new(),
+        }
     }
 }
 

@@ -38,7 +38,9 @@ impl OneshotWatch {
 
     /// Waits for the event. If the client is dropped first, reports `Closed`.
     pub async fn changed(self) -> WatchedEvent {
-        self.rx.await.unwrap_or_else(|_| WatchedEvent::session(SessionState::Closed))
+        self.rx
+            .await
+            .unwrap_or_else(|_| WatchedEvent::session(SessionState::Closed))
     }
 }
 
@@ -70,7 +72,10 @@ pub struct PersistentWatchSender {
 impl PersistentWatch {
     pub fn channel() -> (PersistentWatchSender, PersistentWatch) {
         let (tx, rx) = mpsc::unbounded();
-        (PersistentWatchSender { tx }, PersistentWatch { rx, ended: false })
+        (
+            PersistentWatchSender { tx },
+            PersistentWatch { rx, ended: false },
+        )
     }
 
     /// The next event. After the session ends this keeps returning the
