@@ -1,0 +1,166 @@
+//! What travels over the simulated network: client ↔ server packets and
+//! server ↔ server messages, framed as length-prefixed bincode.
+
+use serde::{Deserialize, Serialize};
+use zkdst_recipes::zk::{AddWatchMode, CreateMode, EventType, MultiError, Op, OpResult, SessionId, Stat, ZkError, Zxid};
+
+use crate::disk::LogTxn;
+use crate::tree::Txn;
+use crate::zab::{Msg, ServerId};
+
+/// A transaction as logged: ZooKeeper's TxnHeader (session, cxid, time) and
+/// the transaction. The header lets the server holding the session's
+/// connection answer it when the entry commits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoggedTxn {
+    pub session: SessionId,
+    pub xid: i64,
+    pub time_ms: i64,
+    pub txn: Txn,
+}
+
+/// A client request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Request {
+    Create { path: String, data: Vec<u8>, mode: CreateMode },
+    Delete { path: String, version: i32 },
+    SetData { path: String, data: Vec<u8>, version: i32 },
+    Multi(Vec<Op>),
+    Exists { path: String, watch: bool },
+    GetData { path: String, watch: bool },
+    GetChildren { path: String, watch: bool },
+    Sync { path: String },
+    AddWatch { path: String, mode: AddWatchMode },
+    CloseSession,
+}
+
+impl Request {
+    /// Writes go through the leader and the log.
+    pub fn is_write(&self) -> bool {
+        matches!(
+            self,
+            Request::Create { .. } | Request::Delete { .. } | Request::SetData { .. } | Request::Multi(_) | Request::CloseSession
+        )
+    }
+
+    /// Approximate encoded size, for the `jute.maxbuffer` check.
+    pub fn wire_len(&self) -> usize {
+        let ops_len = |ops: &Vec<Op>| {
+            ops.iter()
+                .map(|o| match o {
+                    Op::Create { path, data, .. } | Op::SetData { path, data, .. } => 16 + path.len() + data.len(),
+                    Op::Delete { path, .. } | Op::Check { path, .. } => 16 + path.len(),
+                })
+                .sum::<usize>()
+        };
+        match self {
+            Request::Create { path, data, .. } | Request::SetData { path, data, .. } => 28 + path.len() + data.len(),
+            Request::Multi(ops) => 16 + ops_len(ops),
+            Request::Delete { path, .. }
+            | Request::Exists { path, .. }
+            | Request::GetData { path, .. }
+            | Request::GetChildren { path, .. }
+            | Request::Sync { path }
+            | Request::AddWatch { path, .. } => 20 + path.len(),
+            Request::CloseSession => 12,
+        }
+    }
+}
+
+/// A reply to one request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Response {
+    Create { path: String, stat: Stat },
+    Delete,
+    SetData { stat: Stat },
+    Multi(Vec<OpResult>),
+    MultiFailed(MultiError),
+    Exists(Option<Stat>),
+    GetData { data: Vec<u8>, stat: Stat },
+    GetChildren { children: Vec<String>, stat: Stat },
+    Sync,
+    AddWatch,
+    CloseSession,
+    Error(ZkError),
+}
+
+/// Client → server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ToServer {
+    /// `session == 0` asks for a new session.
+    Connect { session: SessionId, last_zxid: Zxid, timeout_ms: i32 },
+    /// Re-registers the client's watches after a reconnect.
+    SetWatches {
+        relative_zxid: Zxid,
+        data: Vec<String>,
+        exist: Vec<String>,
+        child: Vec<String>,
+        persistent: Vec<String>,
+        persistent_recursive: Vec<String>,
+    },
+    Request { xid: i64, request: Request },
+    Ping,
+}
+
+/// Server → client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ToClient {
+    /// `timeout_ms == 0`: the session is expired (or unknown).
+    Connected { session: SessionId, timeout_ms: i32, server: ServerId },
+    Reply { xid: i64, zxid: Zxid, response: Response },
+    /// A watch notification (ZooKeeper's xid -1 packet).
+    Event { event_type: EventType, path: String, zxid: Zxid },
+    Pong { zxid: Zxid },
+}
+
+/// Server → server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum PeerMsg {
+    /// First message on a connection: who is calling.
+    Hello { from: ServerId },
+    Zab(Msg<LogTxn>),
+    /// A learner forwards a client's write to the leader.
+    Forward { session: SessionId, xid: i64, request: ForwardedWrite },
+    /// Sessions heard from since the last report (learner → leader).
+    Touch(Vec<SessionId>),
+    /// A learner asks the leader to flush pending commits for a sync.
+    SyncRequest { session: SessionId, xid: i64 },
+    SyncReply { session: SessionId, xid: i64 },
+    /// A learner asks whether a reconnecting session is still alive.
+    Revalidate { session: SessionId, conn: u64 },
+    /// `timeout_ms == 0`: expired.
+    Revalidated { session: SessionId, conn: u64, timeout_ms: i32 },
+}
+
+/// A write forwarded to the leader.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ForwardedWrite {
+    Request(Request),
+    CreateSession { timeout_ms: i32 },
+}
+
+/// Frame codec: 4-byte big-endian length, then bincode.
+pub mod frame {
+    use serde::de::DeserializeOwned;
+    use serde::Serialize;
+
+    /// The largest frame accepted (ZooKeeper's default jute.maxbuffer is
+    /// 0xfffff; frames carry a little overhead beyond the request).
+    pub const MAX_FRAME: usize = 64 << 20;
+
+    pub fn encode<T: Serialize>(msg: &T, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.extend_from_slice(&[0, 0, 0, 0]);
+        // Serializing our own message types into a Vec cannot fail.
+        if bincode::serialize_into(&mut *out, msg).is_err() {
+            out.truncate(start);
+            return;
+        }
+        let len = (out.len() - start - 4) as u32;
+        out[start..start + 4].copy_from_slice(&len.to_be_bytes());
+    }
+
+    pub fn decode<T: DeserializeOwned>(body: &[u8]) -> Option<T> {
+        bincode::deserialize(body).ok()
+    }
+}

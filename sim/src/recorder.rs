@@ -1,0 +1,132 @@
+//! Records the history of a run as `zkdst-checker` data: client operations,
+//! commits (once per zxid, from the first server to apply it), faults,
+//! session and watch events. Shared by every node of one simulation.
+
+use std::sync::{Arc, Mutex};
+
+use zkdst_checker::history::{ClientId, Data, Event, History, Op, OpId, Outcome, TxnRecord};
+use zkdst_recipes::zk::{SessionId, Zxid};
+
+use crate::proto::LoggedTxn;
+use crate::tree::Txn;
+use crate::zab::ServerId;
+
+#[derive(Debug, Default)]
+struct State {
+    history: History,
+    next_op: OpId,
+    last_commit: Zxid,
+}
+
+/// A handle to the run's history. Create it inside the simulation: its
+/// clock is virtual time since creation.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    inner: Arc<Mutex<State>>,
+    origin: madsim::time::Instant,
+}
+
+impl Recorder {
+    pub fn new() -> Self {
+        Recorder { inner: Arc::new(Mutex::new(State::default())), origin: madsim::time::Instant::now() }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn now_ns(&self) -> u64 {
+        self.origin.elapsed().as_nanos() as u64
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.origin.elapsed().as_millis() as u64
+    }
+
+    pub fn set_meta(&self, key: &str, value: impl Into<String>) {
+        self.lock().history.meta.insert(key.to_string(), value.into());
+    }
+
+    pub fn invoke(&self, client: ClientId, session: Option<SessionId>, op: Op) -> OpId {
+        let time = self.now_ns();
+        let mut s = self.lock();
+        s.next_op += 1;
+        let id = s.next_op;
+        s.history.events.push(Event::Invoke { id, time, client, session, op });
+        id
+    }
+
+    pub fn complete(&self, id: OpId, client: ClientId, outcome: Outcome, zxid: Option<Zxid>) {
+        let time = self.now_ns();
+        self.lock().history.events.push(Event::Complete { id, time, client, outcome, zxid });
+    }
+
+    /// A server applied `zxid`; recorded once, by the first to apply it.
+    pub fn commit(&self, server: ServerId, zxid: Zxid, logged: &LoggedTxn) {
+        let time = self.now_ns();
+        let mut s = self.lock();
+        if zxid <= s.last_commit {
+            return;
+        }
+        s.last_commit = zxid;
+        let txn = txn_record(&logged.txn, logged.session);
+        s.history.events.push(Event::Commit { time, server, zxid, txn });
+    }
+
+    pub fn fault(&self, kind: &str, targets: Vec<String>, detail: impl Into<String>) {
+        let time = self.now_ns();
+        self.lock().history.events.push(Event::Fault { time, kind: kind.to_string(), targets, detail: detail.into() });
+    }
+
+    pub fn session_event(&self, client: ClientId, session: SessionId, state: &str, server: Option<ServerId>) {
+        let time = self.now_ns();
+        self.lock().history.events.push(Event::Session { time, client, session, state: state.to_string(), server });
+    }
+
+    pub fn watch_event(&self, client: ClientId, session: SessionId, event: &str, path: Option<String>) {
+        let time = self.now_ns();
+        self.lock().history.events.push(Event::Watch { time, client, session, event: event.to_string(), path });
+    }
+
+    pub fn note(&self, client: Option<ClientId>, text: impl Into<String>) {
+        let time = self.now_ns();
+        self.lock().history.events.push(Event::Note { time, client, text: text.into() });
+    }
+
+    /// A copy of the history so far.
+    pub fn history(&self) -> History {
+        self.lock().history.clone()
+    }
+
+    /// Number of events so far.
+    pub fn len(&self) -> usize {
+        self.lock().history.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder::new()
+    }
+}
+
+/// A transaction as the history records it.
+pub fn txn_record(txn: &Txn, session: SessionId) -> TxnRecord {
+    match txn {
+        Txn::CreateSession { session, timeout_ms } => TxnRecord::CreateSession { session: *session, timeout_ms: *timeout_ms as i64 },
+        Txn::CloseSession { session } => TxnRecord::CloseSession { session: *session, expired: false, deleted: Vec::new() },
+        Txn::Create { path, data, ephemeral_owner, .. } => {
+            TxnRecord::Create { path: path.clone(), data: Data(data.clone()), ephemeral_owner: *ephemeral_owner, session }
+        }
+        Txn::Delete { path } | Txn::DeleteContainer { path } => TxnRecord::Delete { path: path.clone() },
+        Txn::SetData { path, data, version } => TxnRecord::SetData { path: path.clone(), data: Data(data.clone()), version: *version },
+        Txn::Check { path, .. } => TxnRecord::Check { path: path.clone() },
+        Txn::Multi(txns) => TxnRecord::Multi { txns: txns.iter().map(|t| txn_record(t, session)).collect() },
+        Txn::Error(e) => TxnRecord::Error { code: e.name().to_string() },
+        Txn::MultiError { error, .. } => TxnRecord::Error { code: error.name().to_string() },
+    }
+}

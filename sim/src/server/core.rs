@@ -1,0 +1,640 @@
+//! One ZooKeeper server as a pure state machine: the replication peer, the
+//! applied data tree, client connections with their request queues, the
+//! server-side watches, and — while leading — the speculative tree requests
+//! are prepared against and the session tracker. The node shell feeds it
+//! inputs with the virtual time and carries out its outputs.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use zkdst_recipes::zk::{validate_path, SessionId, ZkError, Zxid};
+
+use super::conn::{Conn, ConnId, ConnState, Pending, Stage};
+use crate::disk::LogTxn;
+use crate::proto::{ForwardedWrite, LoggedTxn, PeerMsg, Request, Response, ToClient, ToServer};
+use crate::session::{negotiate_timeout, SessionTracker};
+use crate::tree::{DataTree, PrepConfig, Txn, TxnResult, WatchManager, WriteRequest, JUTE_MAX_BUFFER};
+use crate::zab::{DiskOp, Durable, Peer, ServerId, ZabConfig};
+
+/// Virtual wall clock origin for txn timestamps (2026-01-01T00:00:00Z), so
+/// ctime/mtime look like real times and stay deterministic.
+pub const EPOCH_MS: i64 = 1_767_225_600_000;
+
+/// A server's static configuration.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub id: ServerId,
+    pub servers: Vec<ServerId>,
+    /// ZooKeeper's tickTime.
+    pub tick_ms: u64,
+    pub zab: ZabConfig,
+    pub prep: PrepConfig,
+    /// Return children in a random order, as a real server's HashSet does.
+    pub shuffle_children: bool,
+    /// How often the leader looks for empty containers and expired TTL nodes.
+    pub container_check_ms: u64,
+}
+
+/// What the shell must do after an input.
+#[derive(Debug, Default)]
+pub struct Outputs {
+    pub peers: Vec<(ServerId, PeerMsg)>,
+    pub clients: Vec<(ConnId, ToClient)>,
+    pub close: Vec<ConnId>,
+    pub disk: Vec<DiskOp<LogTxn>>,
+    /// Transactions this server applied, in zxid order.
+    pub applied: Vec<(Zxid, LogTxn)>,
+}
+
+/// One server.
+pub struct ServerCore {
+    cfg: ServerConfig,
+    peer: Peer<LogTxn>,
+    tree: DataTree,
+    watches: WatchManager,
+    conns: BTreeMap<ConnId, Conn>,
+    session_conn: BTreeMap<SessionId, ConnId>,
+    touched: BTreeSet<SessionId>,
+    /// Leader only: committed tree + proposals in flight.
+    spec: Option<DataTree>,
+    tracker: SessionTracker,
+    /// Leader only: syncs waiting for a commit point (target, server, session, xid).
+    syncs: VecDeque<(Zxid, ServerId, SessionId, i64)>,
+    rng: ChaCha8Rng,
+    now_ms: u64,
+    last_container_check: u64,
+    incarnation: u64,
+    next_session: u64,
+    serving: bool,
+    out: Outputs,
+}
+
+impl ServerCore {
+    /// A server starting from its disk. `incarnation` distinguishes restarts
+    /// (it seeds unique session ids); `seed` drives children shuffling.
+    pub fn new(cfg: ServerConfig, durable: Durable<LogTxn>, incarnation: u64, seed: u64, now_ms: u64) -> Self {
+        let peer = Peer::new(cfg.id, cfg.servers.clone(), cfg.zab, durable);
+        let mut core = ServerCore {
+            tracker: SessionTracker::new(cfg.tick_ms),
+            cfg,
+            peer,
+            tree: DataTree::new(),
+            watches: WatchManager::new(),
+            conns: BTreeMap::new(),
+            session_conn: BTreeMap::new(),
+            touched: BTreeSet::new(),
+            spec: None,
+            syncs: VecDeque::new(),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            now_ms,
+            last_container_check: now_ms,
+            incarnation,
+            next_session: 0,
+            serving: false,
+            out: Outputs::default(),
+        };
+        core.after_peer();
+        core
+    }
+
+    // ----- accessors -----
+
+    pub fn id(&self) -> ServerId {
+        self.cfg.id
+    }
+    pub fn peer(&self) -> &Peer<LogTxn> {
+        &self.peer
+    }
+    pub fn tree(&self) -> &DataTree {
+        &self.tree
+    }
+    pub fn is_serving(&self) -> bool {
+        self.serving
+    }
+    pub fn is_leader(&self) -> bool {
+        self.peer.is_leader()
+    }
+    pub fn connection_count(&self) -> usize {
+        self.conns.len()
+    }
+    pub fn take_outputs(&mut self) -> Outputs {
+        std::mem::take(&mut self.out)
+    }
+
+    // ----- inputs -----
+
+    pub fn on_tick(&mut self, now_ms: u64) {
+        self.now_ms = now_ms;
+        self.peer.tick();
+        self.after_peer();
+        if self.peer.is_leader() {
+            for s in self.tracker.expire(now_ms) {
+                self.leader_submit(s, 0, WriteRequest::CloseSession);
+            }
+            if now_ms >= self.last_container_check + self.cfg.container_check_ms {
+                self.last_container_check = now_ms;
+                self.reap_containers();
+            }
+        } else if let Some(leader) = self.peer.leader() {
+            if self.peer.is_serving() && !self.touched.is_empty() {
+                let list: Vec<SessionId> = std::mem::take(&mut self.touched).into_iter().collect();
+                self.out.peers.push((leader, PeerMsg::Touch(list)));
+            }
+        }
+    }
+
+    pub fn on_fsync(&mut self, now_ms: u64, zxid: Zxid) {
+        self.now_ms = now_ms;
+        self.peer.persisted(zxid);
+        self.after_peer();
+    }
+
+    pub fn on_peer_disconnected(&mut self, now_ms: u64, from: ServerId) {
+        self.now_ms = now_ms;
+        self.peer.disconnected(from);
+        self.after_peer();
+    }
+
+    pub fn on_peer(&mut self, now_ms: u64, from: ServerId, msg: PeerMsg) {
+        self.now_ms = now_ms;
+        match msg {
+            PeerMsg::Hello { .. } => {}
+            PeerMsg::Zab(m) => {
+                self.peer.step(from, m);
+                self.after_peer();
+            }
+            PeerMsg::Forward { session, xid, request } => {
+                if self.peer.is_leader() {
+                    let req = match request {
+                        ForwardedWrite::Request(r) => to_write_request(r),
+                        ForwardedWrite::CreateSession { timeout_ms } => Some(WriteRequest::CreateSession { timeout_ms }),
+                    };
+                    if let Some(req) = req {
+                        self.leader_submit(session, xid, req);
+                    }
+                }
+            }
+            PeerMsg::Touch(list) => {
+                if self.peer.is_leader() {
+                    for s in list {
+                        self.tracker.touch(s, now_ms);
+                    }
+                }
+            }
+            PeerMsg::SyncRequest { session, xid } => self.leader_sync(from, session, xid),
+            PeerMsg::SyncReply { session, xid } => self.sync_done(session, xid),
+            PeerMsg::Revalidate { session, conn } => {
+                if self.peer.is_leader() {
+                    let timeout_ms = self.revalidate(session);
+                    self.out.peers.push((from, PeerMsg::Revalidated { session, conn, timeout_ms }));
+                }
+            }
+            PeerMsg::Revalidated { session, conn, timeout_ms } => self.revalidated(session, conn, timeout_ms),
+        }
+    }
+
+    pub fn on_client_connected(&mut self, conn: ConnId) {
+        if self.serving {
+            self.conns.insert(conn, Conn::new());
+        } else {
+            // Not serving (no leader): refuse, as a LOOKING server does.
+            self.out.close.push(conn);
+        }
+    }
+
+    pub fn on_client_closed(&mut self, conn: ConnId) {
+        if let Some(c) = self.conns.remove(&conn) {
+            if let Some(s) = c.session() {
+                if self.session_conn.get(&s) == Some(&conn) {
+                    self.session_conn.remove(&s);
+                    self.watches.remove_session(s);
+                }
+            }
+        }
+    }
+
+    pub fn on_client(&mut self, now_ms: u64, conn: ConnId, msg: ToServer) {
+        self.now_ms = now_ms;
+        let Some(c) = self.conns.get(&conn) else { return };
+        match msg {
+            ToServer::Connect { session, last_zxid, timeout_ms } => {
+                if c.state != ConnState::New {
+                    return self.close_conn(conn);
+                }
+                if last_zxid > self.tree.last_zxid() {
+                    // "client must try another server": never let a session
+                    // see time go backwards.
+                    return self.close_conn(conn);
+                }
+                let timeout_ms = negotiate_timeout(timeout_ms, self.cfg.tick_ms);
+                if session == 0 {
+                    self.next_session += 1;
+                    let id = ((self.cfg.id as i64) << 56) | (((self.incarnation & 0xffff) as i64) << 40) | self.next_session as i64;
+                    if let Some(c) = self.conns.get_mut(&conn) {
+                        c.state = ConnState::Creating { session: id, timeout_ms };
+                    }
+                    self.forward(id, 0, ForwardedWrite::CreateSession { timeout_ms });
+                } else {
+                    if let Some(c) = self.conns.get_mut(&conn) {
+                        c.state = ConnState::Revalidating { session };
+                    }
+                    if self.peer.is_leader() {
+                        let t = self.revalidate(session);
+                        self.revalidated(session, conn, t);
+                    } else if let Some(l) = self.peer.leader() {
+                        self.out.peers.push((l, PeerMsg::Revalidate { session, conn }));
+                    }
+                }
+            }
+            ToServer::SetWatches { relative_zxid, data, exist, child, persistent, persistent_recursive } => {
+                let Some(session) = c.session() else { return };
+                self.touch(session);
+                let events = self.watches.set_watches(
+                    &self.tree,
+                    session,
+                    relative_zxid,
+                    &data,
+                    &exist,
+                    &child,
+                    &persistent,
+                    &persistent_recursive,
+                );
+                let zxid = self.tree.last_zxid();
+                for e in events {
+                    if let Some(path) = e.path {
+                        self.out.clients.push((conn, ToClient::Event { event_type: e.event_type, path, zxid }));
+                    }
+                }
+            }
+            ToServer::Ping => {
+                if let Some(session) = c.session() {
+                    self.touch(session);
+                    let zxid = self.tree.last_zxid();
+                    self.out.clients.push((conn, ToClient::Pong { zxid }));
+                }
+            }
+            ToServer::Request { xid, request } => {
+                let Some(session) = c.session() else { return self.close_conn(conn) };
+                self.touch(session);
+                if request.wire_len() > JUTE_MAX_BUFFER {
+                    // "Len error": the server drops the connection.
+                    return self.close_conn(conn);
+                }
+                let stage = if request.is_write() {
+                    Stage::AwaitCommit
+                } else if matches!(request, Request::Sync { .. }) {
+                    Stage::AwaitSync
+                } else {
+                    Stage::Read
+                };
+                let c = self.conns.get_mut(&conn).expect("checked above");
+                c.queue.push_back(Pending { xid, request: request.clone(), stage: stage.clone() });
+                match stage {
+                    Stage::AwaitCommit => {
+                        self.forward(session, xid, ForwardedWrite::Request(request));
+                    }
+                    Stage::AwaitSync => {
+                        if self.peer.is_leader() {
+                            let me = self.cfg.id;
+                            self.leader_sync(me, session, xid);
+                        } else if let Some(l) = self.peer.leader() {
+                            self.out.peers.push((l, PeerMsg::SyncRequest { session, xid }));
+                        }
+                    }
+                    _ => {}
+                }
+                self.drain(conn);
+            }
+        }
+    }
+
+    // ----- internals -----
+
+    fn touch(&mut self, session: SessionId) {
+        if self.peer.is_leader() {
+            self.tracker.touch(session, self.now_ms);
+        } else {
+            self.touched.insert(session);
+        }
+    }
+
+    fn close_conn(&mut self, conn: ConnId) {
+        self.on_client_closed(conn);
+        self.out.close.push(conn);
+    }
+
+    /// Sends a write to the leader (or prepares it, if we lead).
+    fn forward(&mut self, session: SessionId, xid: i64, request: ForwardedWrite) {
+        if self.peer.is_leader() {
+            let req = match request {
+                ForwardedWrite::Request(r) => to_write_request(r),
+                ForwardedWrite::CreateSession { timeout_ms } => Some(WriteRequest::CreateSession { timeout_ms }),
+            };
+            if let Some(req) = req {
+                self.leader_submit(session, xid, req);
+            }
+        } else if let Some(l) = self.peer.leader() {
+            self.out.peers.push((l, PeerMsg::Forward { session, xid, request }));
+        }
+    }
+
+    /// Leader: prepare, propose, and apply to the speculative tree.
+    fn leader_submit(&mut self, session: SessionId, xid: i64, req: WriteRequest) {
+        let Some(spec) = self.spec.as_mut() else { return };
+        let time_ms = EPOCH_MS + self.now_ms as i64;
+        let txn = crate::tree::prep(spec, session, &req, time_ms, &self.cfg.prep);
+        match (&req, &txn) {
+            (WriteRequest::CreateSession { timeout_ms }, Txn::CreateSession { .. }) => {
+                self.tracker.add(session, *timeout_ms as u64, self.now_ms)
+            }
+            (WriteRequest::CloseSession, _) => self.tracker.set_closing(session),
+            _ => {}
+        }
+        let logged = Arc::new(LoggedTxn { session, xid, time_ms, txn });
+        if let Ok(zxid) = self.peer.propose(logged.clone()) {
+            spec.apply(zxid, time_ms, &logged.txn);
+        }
+        self.after_peer();
+    }
+
+    fn reap_containers(&mut self) {
+        let Some(spec) = self.spec.as_ref() else { return };
+        let mut paths = spec.containers_to_reap();
+        paths.extend(spec.ttl_expired(EPOCH_MS + self.now_ms as i64));
+        for path in paths {
+            self.leader_submit(0, 0, WriteRequest::DeleteContainer { path });
+        }
+    }
+
+    fn revalidate(&mut self, session: SessionId) -> i32 {
+        if self.tracker.touch(session, self.now_ms) {
+            self.tracker.timeout_ms(session).unwrap_or(0) as i32
+        } else {
+            0
+        }
+    }
+
+    fn revalidated(&mut self, session: SessionId, conn: ConnId, timeout_ms: i32) {
+        let Some(c) = self.conns.get_mut(&conn) else { return };
+        if c.state != (ConnState::Revalidating { session }) {
+            return;
+        }
+        let server = self.cfg.id;
+        if timeout_ms > 0 {
+            c.state = ConnState::Open { session };
+            if let Some(old) = self.session_conn.insert(session, conn) {
+                if old != conn {
+                    // The session moved to this connection: the old one is stale.
+                    self.out.close.push(old);
+                    self.conns.remove(&old);
+                }
+            }
+            self.out.clients.push((conn, ToClient::Connected { session, timeout_ms, server }));
+        } else {
+            self.out.clients.push((conn, ToClient::Connected { session, timeout_ms: 0, server }));
+            self.close_conn(conn);
+        }
+    }
+
+    fn leader_sync(&mut self, from: ServerId, session: SessionId, xid: i64) {
+        if !self.peer.is_leader() {
+            return;
+        }
+        let target = self.peer.last_zxid();
+        if self.peer.commit() >= target {
+            self.send_sync_reply(from, session, xid);
+        } else {
+            self.syncs.push_back((target, from, session, xid));
+        }
+    }
+
+    fn send_sync_reply(&mut self, to: ServerId, session: SessionId, xid: i64) {
+        if to == self.cfg.id {
+            self.sync_done(session, xid);
+        } else {
+            self.out.peers.push((to, PeerMsg::SyncReply { session, xid }));
+        }
+    }
+
+    fn sync_done(&mut self, session: SessionId, xid: i64) {
+        let Some(&conn) = self.session_conn.get(&session) else { return };
+        let zxid = self.tree.last_zxid();
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.complete(xid, zxid, Response::Sync);
+        }
+        self.drain(conn);
+    }
+
+    /// Sends every reply at the head of the connection's queue that is ready.
+    fn drain(&mut self, conn: ConnId) {
+        loop {
+            let Some(c) = self.conns.get_mut(&conn) else { return };
+            let Some(head) = c.queue.front() else { break };
+            let (zxid, response) = match &head.stage {
+                Stage::Read => {
+                    let Some(session) = c.session() else { return };
+                    let req = head.request.clone();
+                    let r = self.read(session, &req);
+                    (self.tree.last_zxid(), r)
+                }
+                Stage::Done { zxid, response } => (*zxid, response.clone()),
+                Stage::AwaitCommit | Stage::AwaitSync => break,
+            };
+            let c = self.conns.get_mut(&conn).expect("present");
+            let head = c.queue.pop_front().expect("present");
+            self.out.clients.push((conn, ToClient::Reply { xid: head.xid, zxid, response }));
+        }
+        if let Some(c) = self.conns.get(&conn) {
+            if c.close_when_drained && c.queue.is_empty() {
+                self.close_conn(conn);
+            }
+        }
+    }
+
+    fn read(&mut self, session: SessionId, req: &Request) -> Response {
+        let path = match req {
+            Request::Exists { path, .. } | Request::GetData { path, .. } | Request::GetChildren { path, .. } | Request::AddWatch { path, .. } => path,
+            _ => return Response::Error(ZkError::Unimplemented),
+        };
+        if validate_path(path, false).is_err() {
+            return Response::Error(ZkError::BadArguments);
+        }
+        match req {
+            Request::Exists { watch, .. } => {
+                if *watch {
+                    Response::Exists(self.watches.exists_watch(&self.tree, path, session))
+                } else {
+                    Response::Exists(self.tree.stat(path))
+                }
+            }
+            Request::GetData { watch, .. } => {
+                let r = if *watch { self.watches.get_data_watch(&self.tree, path, session) } else { self.tree.get_data(path) };
+                match r {
+                    Some((data, stat)) => Response::GetData { data, stat },
+                    None => Response::Error(ZkError::NoNode),
+                }
+            }
+            Request::GetChildren { watch, .. } => {
+                let r = if *watch { self.watches.get_children_watch(&self.tree, path, session) } else { self.tree.get_children(path) };
+                match r {
+                    Some((mut children, stat)) => {
+                        if self.cfg.shuffle_children {
+                            children.shuffle(&mut self.rng);
+                        }
+                        Response::GetChildren { children, stat }
+                    }
+                    None => Response::Error(ZkError::NoNode),
+                }
+            }
+            Request::AddWatch { mode, .. } => {
+                self.watches.add_persistent(path, session, *mode);
+                Response::AddWatch
+            }
+            _ => Response::Error(ZkError::Unimplemented),
+        }
+    }
+
+    /// After the peer changed: persist, send, apply what committed, and
+    /// track role changes.
+    fn after_peer(&mut self) {
+        self.out.disk.extend(self.peer.take_disk_ops());
+        for (to, m) in self.peer.take_messages() {
+            self.out.peers.push((to, PeerMsg::Zab(m)));
+        }
+        self.apply_committed();
+        let serving = self.peer.is_serving();
+        if self.serving && !serving {
+            // Lost the leader (or leadership): drop every client, as a
+            // server going back to LOOKING does.
+            let conns: Vec<ConnId> = self.conns.keys().copied().collect();
+            for c in conns {
+                self.close_conn(c);
+            }
+            self.touched.clear();
+        }
+        self.serving = serving;
+        let leading = self.peer.is_leader();
+        if leading && self.spec.is_none() {
+            // Newly established: everything in the log is committed.
+            self.spec = Some(self.tree.clone());
+            self.tracker = SessionTracker::new(self.cfg.tick_ms);
+            for (s, t) in self.tree.sessions() {
+                self.tracker.add(s, t as u64, self.now_ms);
+            }
+            self.syncs.clear();
+        } else if !leading && self.spec.is_some() {
+            self.spec = None;
+            self.tracker = SessionTracker::new(self.cfg.tick_ms);
+            self.syncs.clear();
+        }
+        if leading {
+            let commit = self.peer.commit();
+            while let Some(&(target, to, session, xid)) = self.syncs.front() {
+                if target > commit {
+                    break;
+                }
+                self.syncs.pop_front();
+                self.send_sync_reply(to, session, xid);
+            }
+        }
+    }
+
+    fn apply_committed(&mut self) {
+        let commit = self.peer.commit();
+        let applied = self.tree.last_zxid();
+        if commit <= applied {
+            return;
+        }
+        if applied != 0 && self.peer.position(applied).is_none() {
+            // Our applied state is not on our log any more: only possible if
+            // a committed txn was truncated. Rebuild from the log.
+            tracing::error!(server = self.cfg.id, applied, "applied zxid missing from the log; rebuilding the tree");
+            self.tree = DataTree::new();
+        }
+        let from = self.peer.upper_bound(self.tree.last_zxid());
+        let to = self.peer.upper_bound(commit);
+        let entries: Vec<_> = self.peer.log().iter().skip(from).take(to - from).cloned().collect();
+        for e in entries {
+            self.apply_one(e.zxid, e.txn);
+        }
+    }
+
+    fn apply_one(&mut self, zxid: Zxid, logged: LogTxn) {
+        let applied = self.tree.apply(zxid, logged.time_ms, &logged.txn);
+        self.out.applied.push((zxid, logged.clone()));
+        for (session, ev) in self.watches.trigger(&applied.triggers) {
+            if let (Some(&conn), Some(path)) = (self.session_conn.get(&session), ev.path) {
+                self.out.clients.push((conn, ToClient::Event { event_type: ev.event_type, path, zxid }));
+            }
+        }
+        let session = logged.session;
+        match (&logged.txn, applied.result) {
+            (Txn::CreateSession { timeout_ms, .. }, _) => {
+                let waiting = self
+                    .conns
+                    .iter()
+                    .find(|(_, c)| c.state == ConnState::Creating { session, timeout_ms: *timeout_ms })
+                    .map(|(id, _)| *id);
+                if let Some(conn) = waiting {
+                    let c = self.conns.get_mut(&conn).expect("found");
+                    c.state = ConnState::Open { session };
+                    self.session_conn.insert(session, conn);
+                    let server = self.cfg.id;
+                    self.out.clients.push((conn, ToClient::Connected { session, timeout_ms: *timeout_ms, server }));
+                }
+            }
+            (Txn::CloseSession { .. }, _) => {
+                if self.peer.is_leader() {
+                    self.tracker.remove(session);
+                }
+                self.watches.remove_session(session);
+                if let Some(&conn) = self.session_conn.get(&session) {
+                    let asked = self.conns.get_mut(&conn).is_some_and(|c| c.complete(logged.xid, zxid, Response::CloseSession));
+                    if asked {
+                        if let Some(c) = self.conns.get_mut(&conn) {
+                            c.close_when_drained = true;
+                        }
+                        self.drain(conn);
+                    } else {
+                        // Expired: the server closes the connection; the
+                        // client learns of the expiry when it reconnects.
+                        self.close_conn(conn);
+                    }
+                }
+            }
+            (_, result) => {
+                if let Some(&conn) = self.session_conn.get(&session) {
+                    let response = match result {
+                        TxnResult::Create { path, stat } => Response::Create { path, stat },
+                        TxnResult::Delete => Response::Delete,
+                        TxnResult::SetData { stat } => Response::SetData { stat },
+                        TxnResult::Check => Response::Error(ZkError::Unimplemented),
+                        TxnResult::Multi(r) => Response::Multi(r),
+                        TxnResult::MultiFailed(e) => Response::MultiFailed(e),
+                        TxnResult::Error(e) => Response::Error(e),
+                        TxnResult::CreateSession | TxnResult::CloseSession { .. } => return,
+                    };
+                    if let Some(c) = self.conns.get_mut(&conn) {
+                        c.complete(logged.xid, zxid, response);
+                    }
+                    self.drain(conn);
+                }
+            }
+        }
+    }
+}
+
+/// The write a client request becomes (reads and syncs are not writes).
+fn to_write_request(r: Request) -> Option<WriteRequest> {
+    Some(match r {
+        Request::Create { path, data, mode } => WriteRequest::Create { path, data, mode },
+        Request::Delete { path, version } => WriteRequest::Delete { path, version },
+        Request::SetData { path, data, version } => WriteRequest::SetData { path, data, version },
+        Request::Multi(ops) => WriteRequest::Multi(ops),
+        Request::CloseSession => WriteRequest::CloseSession,
+        _ => return None,
+    })
+}
