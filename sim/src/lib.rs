@@ -1,1 +1,2 @@
 //! zkdst-sim
+pub mod tree;
