@@ -45,7 +45,7 @@ pub async fn writer(mut w: WriteHalf<TcpStream>, mut rx: mpsc::UnboundedReceiver
             WriteCmd::Close => return,
         };
         let mut close = false;
-        while let Ok(Some(more)) = rx.try_next() {
+        while let Ok(more) = rx.try_recv() {
             match more {
                 WriteCmd::Frame(f) => batch.extend_from_slice(&f),
                 WriteCmd::Close => {

@@ -248,7 +248,7 @@ async fn peer_link(me: ServerId, to: ServerId, mut rx: mpsc::UnboundedReceiver<W
         let stream = match TcpStream::connect(peer_addr(to)).await {
             Ok(s) => s,
             Err(_) => {
-                while let Ok(Some(_)) = rx.try_next() {}
+                while rx.try_recv().is_ok() {}
                 madsim::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
@@ -261,7 +261,7 @@ async fn peer_link(me: ServerId, to: ServerId, mut rx: mpsc::UnboundedReceiver<W
             continue;
         }
         // Drop anything queued while disconnected.
-        while let Ok(Some(_)) = rx.try_next() {}
+        while rx.try_recv().is_ok() {}
         let (wtx, wrx) = mpsc::unbounded();
         let writing = madsim::task::spawn(writer(w, wrx));
         loop {
