@@ -143,3 +143,139 @@ fn work<'a, M: Model>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::{Register, RegisterInput, RegisterOutput};
+
+    type Op = LinOp<RegisterInput, RegisterOutput>;
+
+    /// `n` overlapping writes, then a read of a value never written: refuted,
+    /// but only after exploring every subset of the writes.
+    fn hard(n: u64) -> Vec<Op> {
+        let mut ops: Vec<Op> = (0..n)
+            .map(|i| LinOp {
+                id: i,
+                client: i as u32,
+                call: i,
+                ret: Some(n + i),
+                input: RegisterInput::Write {
+                    key: None,
+                    value: i as i64,
+                },
+                output: Some(RegisterOutput::Done),
+            })
+            .collect();
+        ops.push(LinOp {
+            id: n,
+            client: 999,
+            call: 0,
+            ret: Some(3 * n),
+            input: RegisterInput::Read { key: None },
+            output: Some(RegisterOutput::Read(Some(-1))),
+        });
+        ops
+    }
+
+    fn easy() -> Vec<Op> {
+        vec![LinOp {
+            id: 0,
+            client: 0,
+            call: 0,
+            ret: Some(1),
+            input: RegisterInput::Read { key: None },
+            output: Some(RegisterOutput::Read(Some(5))),
+        }]
+    }
+
+    fn part(label: &str, ops: Vec<Op>) -> Partition<RegisterInput, RegisterOutput> {
+        Partition {
+            label: label.to_string(),
+            ops,
+        }
+    }
+
+    #[test]
+    fn hard_partitions_do_not_block_an_easy_refutation() {
+        let parts = vec![
+            part("h1", hard(18)),
+            part("h2", hard(18)),
+            part("h3", hard(18)),
+            part("easy", easy()),
+        ];
+        let budget = Budget {
+            deadline: None,
+            max_steps: Some(20 * SLICE),
+        };
+        match check_partitions(&Register::cas(), &parts, budget) {
+            Verdict::NotLinearizable(w) => {
+                assert_eq!(w.partition, "easy");
+                assert_eq!(w.state, "nil");
+                assert!(w.prefix.is_empty());
+                assert_eq!(
+                    w.overdue.map(|o| o.operation),
+                    Some("read -> 5".to_string())
+                );
+            }
+            v => panic!("{v:?}"),
+        }
+    }
+
+    #[test]
+    fn budget_turns_into_unknown() {
+        let parts = vec![part("h1", hard(20)), part("h2", hard(20))];
+        let steps = Budget {
+            deadline: None,
+            max_steps: Some(3 * SLICE),
+        };
+        assert_eq!(
+            check_partitions(&Register::cas(), &parts, steps),
+            Verdict::Unknown(UnknownReason::StepLimit { steps: 3 * SLICE })
+        );
+        let after = std::time::Duration::from_millis(20);
+        let deadline = Budget {
+            deadline: Some(after),
+            max_steps: None,
+        };
+        assert_eq!(
+            check_partitions(&Register::cas(), &parts, deadline),
+            Verdict::Unknown(UnknownReason::Deadline { after })
+        );
+    }
+
+    #[test]
+    fn linearizable_only_if_every_partition_is() {
+        let ok = vec![LinOp {
+            id: 0,
+            client: 0,
+            call: 0,
+            ret: Some(1),
+            input: RegisterInput::Read { key: None },
+            output: Some(RegisterOutput::Read(None)),
+        }];
+        assert_eq!(
+            check_partitions(
+                &Register::cas(),
+                &[part("a", ok.clone()), part("b", ok.clone())],
+                Budget::unlimited()
+            ),
+            Verdict::Linearizable
+        );
+        assert!(check_partitions(
+            &Register::cas(),
+            &[part("a", ok.clone()), part("b", easy()), part("c", ok)],
+            Budget::unlimited()
+        )
+        .is_refuted());
+        assert_eq!(
+            check_partitions::<Register>(&Register::cas(), &[], Budget::unlimited()),
+            Verdict::Linearizable
+        );
+    }
+
+    #[test]
+    fn small_hard_partition_is_refuted_to_the_end() {
+        assert!(check_operations(&Register::cas(), &hard(8), Budget::unlimited()).is_refuted());
+    }
+}
