@@ -72,6 +72,11 @@ pub trait Model: Sync {
     }
 }
 
+/// An operation of model `M`.
+pub type ModelOp<M> = LinOp<<M as Model>::Input, <M as Model>::Output>;
+/// The operations on one independent object of model `M`.
+pub type ModelPartition<M> = Partition<<M as Model>::Input, <M as Model>::Output>;
+
 /// Why a history cannot be checked against a model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModelError {
@@ -103,8 +108,8 @@ pub enum ModelError {
 pub fn partitions<M: Model>(
     model: &M,
     history: &History,
-) -> Result<Vec<Partition<M::Input, M::Output>>, ModelError> {
-    let mut by_key: BTreeMap<Option<String>, Vec<LinOp<M::Input, M::Output>>> = BTreeMap::new();
+) -> Result<Vec<ModelPartition<M>>, ModelError> {
+    let mut by_key: BTreeMap<Option<String>, Vec<ModelOp<M>>> = BTreeMap::new();
     for op in history.operations()? {
         if !op.may_have_happened() {
             continue;

@@ -76,7 +76,7 @@ impl Model for Mutex {
                 Some(_) => state.clone(),
             }),
             (MutexInput::Release { client, .. }, Some(MutexOutput::Released)) => {
-                (state.owner == Some(*client)).then(|| MutexState {
+                (state.owner == Some(*client)).then_some(MutexState {
                     owner: None,
                     next_token: state.next_token,
                 })
