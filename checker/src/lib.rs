@@ -2,4 +2,10 @@
 //! they are linearizable, consistent with ZooKeeper's guarantees, and satisfy
 //! the recipes' properties.
 
+mod check;
+pub mod formats;
 pub mod history;
+pub mod linearizability;
+pub mod models;
+
+pub use check::{check_file, check_history, CheckError, Report};

@@ -1,0 +1,428 @@
+//! Differential tests of the engine: small histories generated from a
+//! sequential specification are linearizable; mutated ones (a read value
+//! flipped, a write dropped, a response moved earlier, a lock granted twice)
+//! are judged exactly as a brute-force checker judges them. The brute force
+//! tries every order consistent with real time, and may leave out any
+//! operation whose outcome is unknown.
+
+use proptest::prelude::*;
+
+use zkdst_checker::linearizability::{check_operations, Budget, LinOp, Verdict};
+use zkdst_checker::models::{
+    Model, Mutex, MutexInput, MutexOutput, Queue, QueueInput, QueueOutput, Register, RegisterInput,
+    RegisterOutput,
+};
+
+type Ops<M> = Vec<LinOp<<M as Model>::Input, <M as Model>::Output>>;
+
+fn determinate<I, O>(op: &LinOp<I, O>) -> Option<u64> {
+    op.ret.filter(|_| op.output.is_some())
+}
+
+fn brute_force<M: Model>(model: &M, ops: &Ops<M>) -> bool {
+    fn go<M: Model>(model: &M, ops: &Ops<M>, done: u32, state: &M::State) -> bool {
+        let placed = |i: usize| done & (1 << i) != 0;
+        if (0..ops.len()).all(|i| placed(i) || determinate(&ops[i]).is_none()) {
+            return true;
+        }
+        (0..ops.len()).filter(|&i| !placed(i)).any(|i| {
+            let forced_before = (0..ops.len()).any(|j| {
+                j != i && !placed(j) && determinate(&ops[j]).is_some_and(|r| r < ops[i].call)
+            });
+            !forced_before
+                && model
+                    .step(state, &ops[i].input, ops[i].output.as_ref())
+                    .is_some_and(|next| go(model, ops, done | (1 << i), &next))
+        })
+    }
+    go(model, ops, 0, &model.init())
+}
+
+fn engine<M: Model>(model: &M, ops: &Ops<M>) -> bool {
+    match check_operations(model, ops, Budget::unlimited()) {
+        Verdict::Linearizable => true,
+        Verdict::NotLinearizable(w) => {
+            assert!(
+                w.prefix.len() < ops.len(),
+                "a refutation's prefix cannot hold every operation"
+            );
+            false
+        }
+        Verdict::Unknown(r) => panic!("unlimited budget gave up: {r}"),
+    }
+}
+
+/// One generated step: which operation, an argument, the client, how far
+/// the call and return are from the linearization point, and whether the
+/// outcome is lost.
+#[derive(Debug, Clone)]
+struct Step {
+    kind: u8,
+    arg: i64,
+    client: u32,
+    before: u64,
+    after: u64,
+    lost: bool,
+}
+
+fn steps() -> impl Strategy<Value = Vec<Step>> {
+    let step = (
+        0u8..3,
+        0i64..3,
+        0u32..3,
+        0u64..25,
+        0u64..25,
+        prop::bool::weighted(0.15),
+    )
+        .prop_map(|(kind, arg, client, before, after, lost)| Step {
+            kind,
+            arg,
+            client,
+            before,
+            after,
+            lost,
+        });
+    proptest::collection::vec(step, 1..=8)
+}
+
+fn op<I, O>(k: usize, s: &Step, input: I, output: O) -> LinOp<I, O> {
+    let point = 30 + 10 * k as u64;
+    LinOp {
+        id: k as u64,
+        client: s.client,
+        call: point - s.before,
+        ret: (!s.lost).then_some(point + s.after),
+        input,
+        output: (!s.lost).then_some(output),
+    }
+}
+
+// --- sequential specifications, written independently of the models ---
+
+fn register_history(steps: &[Step]) -> Ops<Register> {
+    let mut value: Option<i64> = None;
+    steps
+        .iter()
+        .enumerate()
+        .map(|(k, s)| match s.kind {
+            0 => op(
+                k,
+                s,
+                RegisterInput::Read { key: None },
+                RegisterOutput::Read(value),
+            ),
+            1 => {
+                value = Some(s.arg);
+                op(
+                    k,
+                    s,
+                    RegisterInput::Write {
+                        key: None,
+                        value: s.arg,
+                    },
+                    RegisterOutput::Done,
+                )
+            }
+            _ => {
+                let hit = value == Some(s.arg);
+                if hit {
+                    value = Some(s.arg + 1);
+                }
+                op(
+                    k,
+                    s,
+                    RegisterInput::Cas {
+                        key: None,
+                        expected: s.arg,
+                        new: s.arg + 1,
+                    },
+                    if hit {
+                        RegisterOutput::Done
+                    } else {
+                        RegisterOutput::CasFailed
+                    },
+                )
+            }
+        })
+        .collect()
+}
+
+fn queue_history(steps: &[Step]) -> Ops<Queue> {
+    let mut items = std::collections::VecDeque::new();
+    steps
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let q = "q".to_string();
+            if s.kind == 0 {
+                op(
+                    k,
+                    s,
+                    QueueInput::Dequeue { queue: q },
+                    QueueOutput::Dequeued(items.pop_front()),
+                )
+            } else {
+                let item = format!("i{k}");
+                items.push_back(item.clone());
+                op(
+                    k,
+                    s,
+                    QueueInput::Enqueue { queue: q, item },
+                    QueueOutput::Enqueued,
+                )
+            }
+        })
+        .collect()
+}
+
+fn mutex_history(steps: &[Step]) -> Ops<Mutex> {
+    let mut owner: Option<u32> = None;
+    let mut token = 0;
+    let mut out = Vec::new();
+    for (k, s) in steps.iter().enumerate() {
+        let lock = "l".to_string();
+        match owner {
+            None => {
+                token += 1 + s.arg;
+                owner = Some(s.client);
+                out.push(op(
+                    k,
+                    s,
+                    MutexInput::Acquire {
+                        lock,
+                        client: s.client,
+                    },
+                    MutexOutput::Acquired(Some(token)),
+                ));
+            }
+            Some(c) => {
+                owner = None;
+                let s = Step {
+                    client: c,
+                    ..s.clone()
+                };
+                out.push(op(
+                    k,
+                    &s,
+                    MutexInput::Release { lock, client: c },
+                    MutexOutput::Released,
+                ));
+            }
+        }
+    }
+    out
+}
+
+// --- mutations ---
+
+fn move_response_earlier<I, O>(ops: &mut [LinOp<I, O>], at: usize) {
+    let i = at % ops.len();
+    if ops[i].ret.is_some() {
+        ops[i].ret = Some(ops[i].call);
+    }
+}
+
+/// The first operation, from position `at` on (wrapping), whose output matches.
+fn first_from<I, O>(
+    ops: &[LinOp<I, O>],
+    at: usize,
+    pred: impl Fn(&Option<O>) -> bool,
+) -> Option<usize> {
+    (0..ops.len())
+        .map(|j| (j + at) % ops.len())
+        .find(|&j| pred(&ops[j].output))
+}
+
+fn drop_op<I, O>(ops: &mut Vec<LinOp<I, O>>, at: usize, is_target: impl Fn(&I) -> bool) {
+    if let Some(i) = (0..ops.len())
+        .map(|j| (j + at) % ops.len())
+        .find(|&j| is_target(&ops[j].input))
+    {
+        ops.remove(i);
+    }
+}
+
+fn mutate_register(ops: &mut Ops<Register>, mutation: u8, at: usize) {
+    match mutation % 3 {
+        0 => {
+            // flip a read value
+            if let Some(Some(RegisterOutput::Read(o))) =
+                first_from(ops, at, |o| matches!(o, Some(RegisterOutput::Read(_))))
+                    .map(|j| &mut ops[j].output)
+            {
+                *o = match *o {
+                    None => Some(0),
+                    Some(x) if x % 2 == 0 => Some(x + 1),
+                    Some(_) => None,
+                };
+            }
+        }
+        1 => drop_op(ops, at, |i| matches!(i, RegisterInput::Write { .. })),
+        _ => move_response_earlier(ops, at),
+    }
+}
+
+fn mutate_queue(ops: &mut Ops<Queue>, mutation: u8, at: usize) {
+    match mutation % 3 {
+        0 => {
+            // a dequeue sees another item (or none)
+            if let Some(Some(QueueOutput::Dequeued(o))) =
+                first_from(ops, at, |o| matches!(o, Some(QueueOutput::Dequeued(_))))
+                    .map(|j| &mut ops[j].output)
+            {
+                *o = match o.take() {
+                    None => Some("i0".to_string()),
+                    Some(_) => None,
+                };
+            }
+        }
+        1 => drop_op(ops, at, |i| matches!(i, QueueInput::Enqueue { .. })),
+        _ => move_response_earlier(ops, at),
+    }
+}
+
+fn mutate_mutex(ops: &mut Ops<Mutex>, mutation: u8, at: usize) {
+    match mutation % 3 {
+        // the lock granted twice: a release vanishes, so the next grant
+        // happens while the lock is held
+        0 => drop_op(ops, at, |i| matches!(i, MutexInput::Release { .. })),
+        // a token reused
+        1 => {
+            if let Some(Some(MutexOutput::Acquired(Some(t)))) = first_from(ops, at, |o| {
+                matches!(o, Some(MutexOutput::Acquired(Some(_))))
+            })
+            .map(|j| &mut ops[j].output)
+            {
+                *t = 1;
+            }
+        }
+        _ => move_response_earlier(ops, at),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn register_histories_from_the_spec_are_linearizable(s in steps()) {
+        let ops = register_history(&s);
+        prop_assert!(engine(&Register::cas(), &ops));
+        prop_assert!(brute_force(&Register::cas(), &ops));
+    }
+
+    #[test]
+    fn register_mutations_judged_as_brute_force(s in steps(), m in any::<u8>(), at in any::<usize>()) {
+        let mut ops = register_history(&s);
+        mutate_register(&mut ops, m, at);
+        prop_assert_eq!(engine(&Register::cas(), &ops), brute_force(&Register::cas(), &ops), "{:?}", ops);
+    }
+
+    #[test]
+    fn queue_histories_from_the_spec_are_linearizable(s in steps()) {
+        let ops = queue_history(&s);
+        prop_assert!(engine(&Queue, &ops));
+        prop_assert!(brute_force(&Queue, &ops));
+    }
+
+    #[test]
+    fn queue_mutations_judged_as_brute_force(s in steps(), m in any::<u8>(), at in any::<usize>()) {
+        let mut ops = queue_history(&s);
+        mutate_queue(&mut ops, m, at);
+        prop_assert_eq!(engine(&Queue, &ops), brute_force(&Queue, &ops), "{:?}", ops);
+    }
+
+    #[test]
+    fn mutex_histories_from_the_spec_are_linearizable(s in steps()) {
+        let ops = mutex_history(&s);
+        prop_assert!(engine(&Mutex, &ops));
+        prop_assert!(brute_force(&Mutex, &ops));
+    }
+
+    #[test]
+    fn mutex_mutations_judged_as_brute_force(s in steps(), m in any::<u8>(), at in any::<usize>()) {
+        let mut ops = mutex_history(&s);
+        mutate_mutex(&mut ops, m, at);
+        prop_assert_eq!(engine(&Mutex, &ops), brute_force(&Mutex, &ops), "{:?}", ops);
+    }
+}
+
+/// The mutations do refute: a double grant with no overlap is caught.
+#[test]
+fn a_lock_granted_twice_is_refuted() {
+    let s = |client, lost| Step {
+        kind: 0,
+        arg: 0,
+        client,
+        before: 0,
+        after: 0,
+        lost,
+    };
+    let ops: Ops<Mutex> = vec![
+        op(
+            0,
+            &s(1, false),
+            MutexInput::Acquire {
+                lock: "l".into(),
+                client: 1,
+            },
+            MutexOutput::Acquired(Some(1)),
+        ),
+        op(
+            1,
+            &s(2, false),
+            MutexInput::Acquire {
+                lock: "l".into(),
+                client: 2,
+            },
+            MutexOutput::Acquired(Some(2)),
+        ),
+    ];
+    assert!(!engine(&Mutex, &ops));
+    assert!(!brute_force(&Mutex, &ops));
+}
+
+/// The differential tests are not vacuous: a good share of the mutated
+/// histories are refuted (and by both checkers).
+#[test]
+fn mutations_often_refute() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let strategy = (steps(), any::<u8>(), any::<usize>());
+    let (mut refuted, mut total) = ([0usize; 3], 0usize);
+    for _ in 0..300 {
+        let Ok(tree) = strategy.new_tree(&mut runner) else {
+            continue;
+        };
+        let (s, m, at) = tree.current();
+        total += 1;
+        let mut r = register_history(&s);
+        mutate_register(&mut r, m, at);
+        let mut q = queue_history(&s);
+        mutate_queue(&mut q, m, at);
+        let mut x = mutex_history(&s);
+        mutate_mutex(&mut x, m, at);
+        for (k, (e, b)) in [
+            (
+                engine(&Register::cas(), &r),
+                brute_force(&Register::cas(), &r),
+            ),
+            (engine(&Queue, &q), brute_force(&Queue, &q)),
+            (engine(&Mutex, &x), brute_force(&Mutex, &x)),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            assert_eq!(e, b);
+            refuted[k] += usize::from(!e);
+        }
+    }
+    for (k, name) in ["register", "queue", "mutex"].iter().enumerate() {
+        assert!(
+            refuted[k] * 10 >= total,
+            "{name}: only {} of {total} mutated histories refuted",
+            refuted[k]
+        );
+    }
+    eprintln!("refuted of {total}: {refuted:?}");
+}
