@@ -3,3 +3,7 @@
 //! the recipes' properties.
 
 pub mod history;
+pub mod properties;
+pub mod zk_consistency;
+
+pub use properties::{CheckResult, Params, Verdict, Violation};

@@ -1,0 +1,12 @@
+//! Recipe properties (mutual exclusion, fencing, queues, elections,
+//! barriers, counters, two-phase commit, membership, configuration) and
+//! liveness, each a pure `fn check(&History, &Params) -> CheckResult`, and a
+//! registry that runs them by name.
+
+mod params;
+mod result;
+#[cfg(test)]
+pub(crate) mod testkit;
+
+pub use params::{end_of_history, healed_at, Delivery, Params, NS_PER_MS};
+pub use result::{ms, CheckResult, Verdict, Violation, MAX_LISTED_VIOLATIONS};
