@@ -10,3 +10,9 @@ pub(crate) mod testkit;
 
 pub use params::{end_of_history, healed_at, Delivery, Params, NS_PER_MS};
 pub use result::{ms, CheckResult, Verdict, Violation, MAX_LISTED_VIOLATIONS};
+
+mod common;
+pub mod fencing;
+pub mod mutex;
+pub mod election;
+pub mod queue;

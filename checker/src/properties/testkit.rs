@@ -144,3 +144,12 @@ impl Builder {
         self.h
     }
 }
+
+impl Builder {
+    /// The history so far, keeping the builder.
+    pub fn clone_build(&self) -> History {
+        let mut h = self.h.clone();
+        h.events.sort_by_key(Event::time);
+        h
+    }
+}
