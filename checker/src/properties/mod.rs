@@ -16,3 +16,6 @@ pub mod fencing;
 pub mod mutex;
 pub mod election;
 pub mod queue;
+pub mod barrier;
+pub mod counter;
+pub mod two_phase;
