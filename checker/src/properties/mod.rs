@@ -19,3 +19,8 @@ pub mod queue;
 pub mod barrier;
 pub mod counter;
 pub mod two_phase;
+pub mod membership;
+pub mod liveness;
+pub mod registry;
+
+pub use registry::{lookup, names, run, run_all, CheckFn, UnknownChecker, CHECKERS};
