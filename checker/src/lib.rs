@@ -4,6 +4,7 @@
 
 pub mod history;
 pub mod properties;
+pub mod report;
 pub mod zk_consistency;
 
 pub use properties::{CheckResult, Params, Verdict, Violation};

@@ -23,12 +23,19 @@ pub const DOUBLE: &str = "double-barrier";
 
 fn name_of(op: &Op) -> Option<&str> {
     match op {
-        Op::BarrierEnter { barrier } | Op::BarrierLeave { barrier } | Op::BarrierWait { barrier } | Op::BarrierSet { barrier } | Op::BarrierRemove { barrier } => Some(barrier),
+        Op::BarrierEnter { barrier }
+        | Op::BarrierLeave { barrier }
+        | Op::BarrierWait { barrier }
+        | Op::BarrierSet { barrier }
+        | Op::BarrierRemove { barrier } => Some(barrier),
         _ => None,
     }
 }
 
-fn clients_invoked_before<'a>(xs: impl Iterator<Item = &'a &'a Operation>, t: Time) -> BTreeSet<ClientId> {
+fn clients_invoked_before<'a>(
+    xs: impl Iterator<Item = &'a &'a Operation>,
+    t: Time,
+) -> BTreeSet<ClientId> {
     xs.filter(|o| o.invoked < t).map(|o| o.client).collect()
 }
 
@@ -45,17 +52,31 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
         }
     }
     for (name, os) in by_name {
-        let of = |f: fn(&Op) -> bool| os.iter().filter(move |o| f(&o.op)).copied().collect::<Vec<&Operation>>();
+        let of = |f: fn(&Op) -> bool| {
+            os.iter()
+                .filter(move |o| f(&o.op))
+                .copied()
+                .collect::<Vec<&Operation>>()
+        };
         let sets = of(|o| matches!(o, Op::BarrierSet { .. }));
         let removes = of(|o| matches!(o, Op::BarrierRemove { .. }));
         let enters = of(|o| matches!(o, Op::BarrierEnter { .. }));
-        let waits: Vec<&Operation> = of(|o| matches!(o, Op::BarrierWait { .. })).into_iter().filter(|w| succeeded(w)).collect();
+        let waits: Vec<&Operation> = of(|o| matches!(o, Op::BarrierWait { .. }))
+            .into_iter()
+            .filter(|w| succeeded(w))
+            .collect();
         for w in waits {
             let Some(passed) = w.completed else { continue };
             if !sets.is_empty() {
-                let set = sets.iter().filter(|s| succeeded(s) && s.completed.is_some_and(|t| t < w.invoked)).max_by_key(|s| s.completed);
+                let set = sets
+                    .iter()
+                    .filter(|s| succeeded(s) && s.completed.is_some_and(|t| t < w.invoked))
+                    .max_by_key(|s| s.completed);
                 let Some(set) = set else { continue };
-                if !removes.iter().any(|x| x.invoked > set.invoked && x.invoked < passed && x.may_have_happened()) {
+                if !removes
+                    .iter()
+                    .any(|x| x.invoked > set.invoked && x.invoked < passed && x.may_have_happened())
+                {
                     r.violation(
                         Violation::new("passed-before-removal", format!("barrier {name}: {} returned at {} although the barrier set by {} had not been removed yet", describe(w), ms(passed), describe(set)))
                             .ops([w.id, set.id])
@@ -64,7 +85,13 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
                     );
                 }
             } else if !enters.is_empty() {
-                let n = p.barrier_size.unwrap_or_else(|| enters.iter().map(|e| e.client).collect::<BTreeSet<_>>().len());
+                let n = p.barrier_size.unwrap_or_else(|| {
+                    enters
+                        .iter()
+                        .map(|e| e.client)
+                        .collect::<BTreeSet<_>>()
+                        .len()
+                });
                 let entered = clients_invoked_before(enters.iter(), passed);
                 if entered.len() < n {
                     r.violation(
@@ -139,7 +166,9 @@ pub fn check_double(h: &History, p: &Params) -> CheckResult {
                             .times([l.invoked]),
                     );
                 }
-                let Some(t) = l.completed.filter(|_| succeeded(l)) else { continue };
+                let Some(t) = l.completed.filter(|_| succeeded(l)) else {
+                    continue;
+                };
                 let left = clients_invoked_before(round.leaves.iter(), t);
                 let waiting: Vec<String> = who.difference(&left).map(|c| c.to_string()).collect();
                 if !waiting.is_empty() {
@@ -170,11 +199,38 @@ mod tests {
     #[test]
     fn single_barrier_removal() {
         let mut b = Builder::new();
-        b.ok(0, 1, 0, op(|barrier| Op::BarrierSet { barrier }), Value::Unit);
-        b.ok(2, 10, 1, op(|barrier| Op::BarrierWait { barrier }), Value::Unit);
-        b.ok(8, 9, 0, op(|barrier| Op::BarrierRemove { barrier }), Value::Unit);
-        assert_eq!(check(&b.clone_build(), &Params::default()).verdict, Verdict::Pass);
-        b.ok(3, 5, 2, op(|barrier| Op::BarrierWait { barrier }), Value::Unit);
+        b.ok(
+            0,
+            1,
+            0,
+            op(|barrier| Op::BarrierSet { barrier }),
+            Value::Unit,
+        );
+        b.ok(
+            2,
+            10,
+            1,
+            op(|barrier| Op::BarrierWait { barrier }),
+            Value::Unit,
+        );
+        b.ok(
+            8,
+            9,
+            0,
+            op(|barrier| Op::BarrierRemove { barrier }),
+            Value::Unit,
+        );
+        assert_eq!(
+            check(&b.clone_build(), &Params::default()).verdict,
+            Verdict::Pass
+        );
+        b.ok(
+            3,
+            5,
+            2,
+            op(|barrier| Op::BarrierWait { barrier }),
+            Value::Unit,
+        );
         let r = check(&b.build(), &Params::default());
         assert_eq!(r.kinds(), vec!["passed-before-removal"]);
     }
@@ -182,12 +238,40 @@ mod tests {
     #[test]
     fn single_barrier_n_entered() {
         let mut b = Builder::new();
-        b.ok(0, 1, 1, op(|barrier| Op::BarrierEnter { barrier }), Value::Unit);
-        b.ok(2, 3, 2, op(|barrier| Op::BarrierEnter { barrier }), Value::Unit);
-        b.ok(1, 4, 1, op(|barrier| Op::BarrierWait { barrier }), Value::Unit);
+        b.ok(
+            0,
+            1,
+            1,
+            op(|barrier| Op::BarrierEnter { barrier }),
+            Value::Unit,
+        );
+        b.ok(
+            2,
+            3,
+            2,
+            op(|barrier| Op::BarrierEnter { barrier }),
+            Value::Unit,
+        );
+        b.ok(
+            1,
+            4,
+            1,
+            op(|barrier| Op::BarrierWait { barrier }),
+            Value::Unit,
+        );
         let h = b.build();
         assert_eq!(check(&h, &Params::default()).verdict, Verdict::Pass);
-        assert_eq!(check(&h, &Params { barrier_size: Some(3), ..Params::default() }).kinds(), vec!["passed-before-n-entered"]);
+        assert_eq!(
+            check(
+                &h,
+                &Params {
+                    barrier_size: Some(3),
+                    ..Params::default()
+                }
+            )
+            .kinds(),
+            vec!["passed-before-n-entered"]
+        );
     }
 
     #[test]
@@ -199,7 +283,10 @@ mod tests {
         b.ok(4, 6, 2, enter(), Value::Unit);
         b.ok(10, 20, 1, leave(), Value::Unit);
         b.ok(15, 21, 2, leave(), Value::Unit);
-        assert_eq!(check_double(&b.build(), &Params::default()).verdict, Verdict::Pass);
+        assert_eq!(
+            check_double(&b.build(), &Params::default()).verdict,
+            Verdict::Pass
+        );
 
         let mut b = Builder::new();
         b.ok(0, 2, 1, enter(), Value::Unit); // passes before client 2 entered

@@ -7,7 +7,8 @@ use super::result::{ms, CheckResult};
 
 /// The history's operations, or an `Unknown` result naming the defect.
 pub fn operations(h: &History, checker: &str) -> Result<Vec<Operation>, CheckResult> {
-    h.operations().map_err(|e| CheckResult::unknown(checker, format!("malformed history: {e}")))
+    h.operations()
+        .map_err(|e| CheckResult::unknown(checker, format!("malformed history: {e}")))
 }
 
 /// The value of an Ok outcome.
@@ -35,8 +36,14 @@ pub fn token(o: &Operation) -> Option<i64> {
 
 /// "acquire lock=/l shared=false": the op's JSON fields, compactly.
 pub fn short_op(op: &Op) -> String {
-    let Ok(serde_json::Value::Object(map)) = serde_json::to_value(op) else { return format!("{op:?}") };
-    let name = map.get("f").and_then(|v| v.as_str()).unwrap_or("op").to_string();
+    let Ok(serde_json::Value::Object(map)) = serde_json::to_value(op) else {
+        return format!("{op:?}");
+    };
+    let name = map
+        .get("f")
+        .and_then(|v| v.as_str())
+        .unwrap_or("op")
+        .to_string();
     let mut parts = vec![name];
     for (k, v) in map.iter().filter(|(k, _)| k.as_str() != "f") {
         let text = match v {
@@ -51,8 +58,18 @@ pub fn short_op(op: &Op) -> String {
 /// "op 7 (client 2, acquire lock=/l, 10–12 ms)".
 pub fn describe(o: &Operation) -> String {
     let done = o.completed.map(ms).unwrap_or_else(|| "pending".into());
-    let session = o.session.map(|s| format!(", session {s:#x}")).unwrap_or_default();
-    format!("op {} (client {}{session}, {}, {}–{})", o.id, o.client, short_op(&o.op), ms(o.invoked), done)
+    let session = o
+        .session
+        .map(|s| format!(", session {s:#x}"))
+        .unwrap_or_default();
+    format!(
+        "op {} (client {}{session}, {}, {}–{})",
+        o.id,
+        o.client,
+        short_op(&o.op),
+        ms(o.invoked),
+        done
+    )
 }
 
 /// A session state that means the session is gone.
@@ -62,11 +79,28 @@ pub fn is_session_end(state: &str) -> bool {
 
 /// The first time after `after` that the session of `o` (or, without a
 /// session id, any session of its client) was observed ended.
-pub fn session_end_after(h: &History, client: ClientId, session: Option<SessionId>, after: Time) -> Option<Time> {
+pub fn session_end_after(
+    h: &History,
+    client: ClientId,
+    session: Option<SessionId>,
+    after: Time,
+) -> Option<Time> {
     h.events
         .iter()
         .filter_map(|e| match e {
-            Event::Session { time, client: c, session: s, state, .. } if *c == client && is_session_end(state) && *time > after && session.is_none_or(|x| x == *s) => Some(*time),
+            Event::Session {
+                time,
+                client: c,
+                session: s,
+                state,
+                ..
+            } if *c == client
+                && is_session_end(state)
+                && *time > after
+                && session.is_none_or(|x| x == *s) =>
+            {
+                Some(*time)
+            }
             _ => None,
         })
         .min()
@@ -74,11 +108,34 @@ pub fn session_end_after(h: &History, client: ClientId, session: Option<SessionI
 
 /// The last sign that a session was alive before `before`: an Ok reply to
 /// one of its ops, or a connected event. At least `floor`.
-pub fn last_alive(h: &History, ops: &[Operation], client: ClientId, session: Option<SessionId>, floor: Time, before: Time) -> Time {
-    let same = |c: ClientId, s: Option<SessionId>| c == client && (session.is_none() || s == session);
-    let from_ops = ops.iter().filter(|o| same(o.client, o.session) && matches!(o.outcome, Some(Outcome::Ok { .. }))).filter_map(|o| o.completed).filter(|t| *t < before);
+pub fn last_alive(
+    h: &History,
+    ops: &[Operation],
+    client: ClientId,
+    session: Option<SessionId>,
+    floor: Time,
+    before: Time,
+) -> Time {
+    let same =
+        |c: ClientId, s: Option<SessionId>| c == client && (session.is_none() || s == session);
+    let from_ops = ops
+        .iter()
+        .filter(|o| same(o.client, o.session) && matches!(o.outcome, Some(Outcome::Ok { .. })))
+        .filter_map(|o| o.completed)
+        .filter(|t| *t < before);
     let from_events = h.events.iter().filter_map(|e| match e {
-        Event::Session { time, client: c, session: s, state, .. } if same(*c, Some(*s)) && state.to_ascii_lowercase().starts_with("connected") && *time < before => Some(*time),
+        Event::Session {
+            time,
+            client: c,
+            session: s,
+            state,
+            ..
+        } if same(*c, Some(*s))
+            && state.to_ascii_lowercase().starts_with("connected")
+            && *time < before =>
+        {
+            Some(*time)
+        }
         _ => None,
     });
     from_ops.chain(from_events).fold(floor, Time::max)
@@ -122,7 +179,13 @@ mod tests {
 
     #[test]
     fn short_op_is_compact() {
-        assert_eq!(short_op(&Op::Acquire { lock: "/l".into(), shared: false }), "acquire lock=/l shared=false");
+        assert_eq!(
+            short_op(&Op::Acquire {
+                lock: "/l".into(),
+                shared: false
+            }),
+            "acquire lock=/l shared=false"
+        );
     }
 
     #[test]

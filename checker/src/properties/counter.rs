@@ -83,10 +83,15 @@ mod tests {
     use crate::properties::Verdict;
 
     fn inc() -> Op {
-        Op::Increment { counter: "c".into(), delta: 1 }
+        Op::Increment {
+            counter: "c".into(),
+            delta: 1,
+        }
     }
     fn read() -> Op {
-        Op::CounterRead { counter: "c".into() }
+        Op::CounterRead {
+            counter: "c".into(),
+        }
     }
 
     #[test]
@@ -106,7 +111,16 @@ mod tests {
         b.ok(2, 3, 1, inc(), Value::Int { value: 3 });
         b.ok(10, 11, 2, read(), Value::Int { value: 3 });
         let r = check(&b.build(), &Params::default());
-        assert_eq!(r.kinds(), vec!["counter-out-of-bounds", "counter-out-of-bounds"]);
-        assert!(r.violations[0].explanation.contains("above the possible range [2, 2]"), "{}", r.violations[0].explanation);
+        assert_eq!(
+            r.kinds(),
+            vec!["counter-out-of-bounds", "counter-out-of-bounds"]
+        );
+        assert!(
+            r.violations[0]
+                .explanation
+                .contains("above the possible range [2, 2]"),
+            "{}",
+            r.violations[0].explanation
+        );
     }
 }

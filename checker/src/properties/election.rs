@@ -30,11 +30,17 @@ pub fn check(h: &History, _p: &Params) -> CheckResult {
                     campaigns.entry(election).or_default().push((o, t));
                 }
             }
-            Op::LeaderAct { election, token } if succeeded(o) => acts.entry(election).or_default().push((o, *token)),
+            Op::LeaderAct { election, token } if succeeded(o) => {
+                acts.entry(election).or_default().push((o, *token))
+            }
             _ => {}
         }
     }
-    let items = |v: &Accepted| v.iter().map(|(o, t)| (o.invoked, o.completed.unwrap_or(o.invoked), *t)).collect::<Vec<_>>();
+    let items = |v: &Accepted| {
+        v.iter()
+            .map(|(o, t)| (o.invoked, o.completed.unwrap_or(o.invoked), *t))
+            .collect::<Vec<_>>()
+    };
     let mut leaders = 0;
     for (election, cs) in &campaigns {
         leaders += cs.len();
@@ -46,9 +52,16 @@ pub fn check(h: &History, _p: &Params) -> CheckResult {
             let first = os[0];
             if let Some(other) = os.iter().find(|o| o.client != first.client) {
                 r.violation(
-                    Violation::new("two-leaders-one-epoch", format!("election {election}: epoch {t} has two leaders: {} and {}", describe(first), describe(other)))
-                        .ops([first.id, other.id])
-                        .clients([first.client, other.client]),
+                    Violation::new(
+                        "two-leaders-one-epoch",
+                        format!(
+                            "election {election}: epoch {t} has two leaders: {} and {}",
+                            describe(first),
+                            describe(other)
+                        ),
+                    )
+                    .ops([first.id, other.id])
+                    .clients([first.client, other.client]),
                 );
             }
         }
@@ -87,10 +100,15 @@ mod tests {
     use crate::properties::Verdict;
 
     fn camp() -> Op {
-        Op::Campaign { election: "e".into() }
+        Op::Campaign {
+            election: "e".into(),
+        }
     }
     fn act(t: i64) -> Op {
-        Op::LeaderAct { election: "e".into(), token: t }
+        Op::LeaderAct {
+            election: "e".into(),
+            token: t,
+        }
     }
     fn tok(t: i64) -> Value {
         Value::Token { token: t }
@@ -115,6 +133,14 @@ mod tests {
         b.ok(10, 11, 2, act(2), Value::Unit);
         b.ok(12, 13, 1, act(1), Value::Unit);
         let r = check(&b.build(), &Params::default());
-        assert_eq!(r.kinds(), vec!["two-leaders-one-epoch", "token-not-increasing", "stale-leader-acted"], "{r:#?}");
+        assert_eq!(
+            r.kinds(),
+            vec![
+                "two-leaders-one-epoch",
+                "token-not-increasing",
+                "stale-leader-acted"
+            ],
+            "{r:#?}"
+        );
     }
 }

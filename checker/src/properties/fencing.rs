@@ -30,7 +30,10 @@ pub fn check(h: &History, _p: &Params) -> CheckResult {
     let mut accepted = 0;
     for (resource, ws) in &per_resource {
         accepted += ws.len();
-        let items: Vec<_> = ws.iter().map(|(o, t)| (o.invoked, o.completed.unwrap_or(o.invoked), *t)).collect();
+        let items: Vec<_> = ws
+            .iter()
+            .map(|(o, t)| (o.invoked, o.completed.unwrap_or(o.invoked), *t))
+            .collect();
         for (a, b) in stale_tokens(&items) {
             let ((oa, ta), (ob, tb)) = (ws[a], ws[b]);
             r.violation(
@@ -51,13 +54,28 @@ pub fn check(h: &History, _p: &Params) -> CheckResult {
     }
     let mut issued: BTreeMap<(&str, i64), &Operation> = BTreeMap::new();
     for o in &ops {
-        let Op::Acquire { lock, shared: false } = &o.op else { continue };
-        let Some(t) = token(o).filter(|_| succeeded(o)) else { continue };
+        let Op::Acquire {
+            lock,
+            shared: false,
+        } = &o.op
+        else {
+            continue;
+        };
+        let Some(t) = token(o).filter(|_| succeeded(o)) else {
+            continue;
+        };
         match issued.get(&(lock.as_str(), t)) {
             Some(first) if first.client != o.client => r.violation(
-                Violation::new("duplicate-token", format!("lock {lock} handed the same fencing token {t} to {} and to {}", describe(first), describe(o)))
-                    .ops([first.id, o.id])
-                    .clients([first.client, o.client]),
+                Violation::new(
+                    "duplicate-token",
+                    format!(
+                        "lock {lock} handed the same fencing token {t} to {} and to {}",
+                        describe(first),
+                        describe(o)
+                    ),
+                )
+                .ops([first.id, o.id])
+                .clients([first.client, o.client]),
             ),
             Some(_) => {}
             None => {
@@ -77,7 +95,10 @@ mod tests {
     use crate::properties::Verdict;
 
     fn w(t: i64) -> Op {
-        Op::FencedWrite { resource: "db".into(), token: t }
+        Op::FencedWrite {
+            resource: "db".into(),
+            token: t,
+        }
     }
 
     #[test]
@@ -97,14 +118,38 @@ mod tests {
         b.ok(25, 26, 1, w(2), Value::Unit);
         let r = check(&b.build(), &Params::default());
         assert_eq!(r.kinds(), vec!["stale-token-accepted"]);
-        assert!(r.violations[0].explanation.contains("token 2") && r.violations[0].explanation.contains("newer token 3"));
+        assert!(
+            r.violations[0].explanation.contains("token 2")
+                && r.violations[0].explanation.contains("newer token 3")
+        );
     }
 
     #[test]
     fn duplicate_token_fails() {
         let mut b = Builder::new();
-        b.ok(0, 1, 1, Op::Acquire { lock: "l".into(), shared: false }, Value::Token { token: 4 });
-        b.ok(5, 6, 2, Op::Acquire { lock: "l".into(), shared: false }, Value::Token { token: 4 });
-        assert_eq!(check(&b.build(), &Params::default()).kinds(), vec!["duplicate-token"]);
+        b.ok(
+            0,
+            1,
+            1,
+            Op::Acquire {
+                lock: "l".into(),
+                shared: false,
+            },
+            Value::Token { token: 4 },
+        );
+        b.ok(
+            5,
+            6,
+            2,
+            Op::Acquire {
+                lock: "l".into(),
+                shared: false,
+            },
+            Value::Token { token: 4 },
+        );
+        assert_eq!(
+            check(&b.build(), &Params::default()).kinds(),
+            vec!["duplicate-token"]
+        );
     }
 }

@@ -16,7 +16,15 @@ use super::{end_of_history, healed_at, Params, NS_PER_MS};
 pub const NAME: &str = "liveness";
 
 fn waits(op: &Op) -> bool {
-    matches!(op, Op::Acquire { .. } | Op::Dequeue { .. } | Op::Campaign { .. } | Op::BarrierWait { .. } | Op::BarrierEnter { .. } | Op::BarrierLeave { .. })
+    matches!(
+        op,
+        Op::Acquire { .. }
+            | Op::Dequeue { .. }
+            | Op::Campaign { .. }
+            | Op::BarrierWait { .. }
+            | Op::BarrierEnter { .. }
+            | Op::BarrierLeave { .. }
+    )
 }
 
 /// Someone other than `o`'s client holds `o`'s lock / leadership at `at`.
@@ -36,8 +44,14 @@ fn held_by_other(h: &History, ops: &[Operation], o: &Operation, at: Time) -> boo
             && same_target(&a.op)
             && succeeded(a)
             && a.completed.is_some_and(|t| t <= at)
-            && !ops.iter().any(|r| r.client == a.client && gives_up(&r.op) && r.invoked >= a.completed.unwrap_or(0) && r.invoked <= at)
-            && session_end_after(h, a.client, a.session, a.completed.unwrap_or(0)).is_none_or(|e| e > at)
+            && !ops.iter().any(|r| {
+                r.client == a.client
+                    && gives_up(&r.op)
+                    && r.invoked >= a.completed.unwrap_or(0)
+                    && r.invoked <= at
+            })
+            && session_end_after(h, a.client, a.session, a.completed.unwrap_or(0))
+                .is_none_or(|e| e > at)
     })
 }
 
@@ -45,13 +59,29 @@ fn excused(h: &History, ops: &[Operation], o: &Operation, at: Time) -> bool {
     match &o.op {
         Op::Acquire { .. } | Op::Campaign { .. } => held_by_other(h, ops, o, at),
         Op::Dequeue { queue } => {
-            let acked = ops.iter().filter(|e| matches!(&e.op, Op::Enqueue { queue: q, .. } if q == queue) && succeeded(e)).count();
-            let delivered = ops.iter().filter(|d| matches!(&d.op, Op::Dequeue { queue: q } if q == queue) && d.id != o.id && d.may_have_happened()).count();
+            let acked = ops
+                .iter()
+                .filter(|e| {
+                    matches!(&e.op, Op::Enqueue { queue: q, .. } if q == queue) && succeeded(e)
+                })
+                .count();
+            let delivered = ops
+                .iter()
+                .filter(|d| {
+                    matches!(&d.op, Op::Dequeue { queue: q } if q == queue)
+                        && d.id != o.id
+                        && d.may_have_happened()
+                })
+                .count();
             delivered >= acked
         }
         Op::BarrierWait { barrier } => {
-            let set = ops.iter().any(|s| matches!(&s.op, Op::BarrierSet { barrier: b } if b == barrier));
-            set && !ops.iter().any(|x| matches!(&x.op, Op::BarrierRemove { barrier: b } if b == barrier) && x.invoked <= at)
+            let set = ops
+                .iter()
+                .any(|s| matches!(&s.op, Op::BarrierSet { barrier: b } if b == barrier));
+            set && !ops.iter().any(|x| {
+                matches!(&x.op, Op::BarrierRemove { barrier: b } if b == barrier) && x.invoked <= at
+            })
         }
         _ => false,
     }
@@ -62,7 +92,12 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
         Ok(o) => o,
         Err(r) => return r,
     };
-    let Some(heal) = healed_at(h, p) else { return CheckResult::unknown(NAME, "a fault was never healed: liveness after the heal cannot be judged") };
+    let Some(heal) = healed_at(h, p) else {
+        return CheckResult::unknown(
+            NAME,
+            "a fault was never healed: liveness after the heal cannot be judged",
+        );
+    };
     let mut r = CheckResult::new(NAME);
     let bound = p.liveness_bound_ms.saturating_mul(NS_PER_MS);
     let end = end_of_history(h);
@@ -86,7 +121,11 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
             continue;
         }
         let waited = o.completed.unwrap_or(end).saturating_sub(since);
-        let state = if o.completed.is_some() { "completed only" } else { "still pending" };
+        let state = if o.completed.is_some() {
+            "completed only"
+        } else {
+            "still pending"
+        };
         r.violation(
             Violation::new(
                 "stuck",
@@ -101,7 +140,10 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
         r.undecided(format!("{too_short} operation(s) still pending, but the history ends less than the bound after they began waiting"));
     }
     r.figure("healed_at_ms", heal as f64 / NS_PER_MS as f64);
-    r.figure("longest_wait_after_heal_ms", longest as f64 / NS_PER_MS as f64);
+    r.figure(
+        "longest_wait_after_heal_ms",
+        longest as f64 / NS_PER_MS as f64,
+    );
     r
 }
 
@@ -113,11 +155,17 @@ mod tests {
     use crate::properties::Verdict;
 
     fn acq() -> Op {
-        Op::Acquire { lock: "l".into(), shared: false }
+        Op::Acquire {
+            lock: "l".into(),
+            shared: false,
+        }
     }
 
     fn p() -> Params {
-        Params { liveness_bound_ms: 100, ..Params::default() }
+        Params {
+            liveness_bound_ms: 100,
+            ..Params::default()
+        }
     }
 
     #[test]
@@ -144,7 +192,11 @@ mod tests {
         b.note_at(500);
         let r = check(&b.build(), &p());
         assert_eq!(r.kinds(), vec!["stuck"]);
-        assert!(r.violations[0].explanation.contains("healed at 10 ms"), "{}", r.violations[0].explanation);
+        assert!(
+            r.violations[0].explanation.contains("healed at 10 ms"),
+            "{}",
+            r.violations[0].explanation
+        );
     }
 
     #[test]

@@ -27,7 +27,12 @@ pub fn check_membership(h: &History, p: &Params) -> CheckResult {
         Err(r) => return r,
     };
     let mut r = CheckResult::new(MEMBERSHIP);
-    let Some(heal) = healed_at(h, p) else { return CheckResult::unknown(MEMBERSHIP, "the faults never healed: convergence is not required") };
+    let Some(heal) = healed_at(h, p) else {
+        return CheckResult::unknown(
+            MEMBERSHIP,
+            "the faults never healed: convergence is not required",
+        );
+    };
     let mut groups: BTreeMap<&str, Vec<&Operation>> = BTreeMap::new();
     for o in &ops {
         if let Op::Join { group, .. } | Op::Leave { group, .. } | Op::Members { group } = &o.op {
@@ -36,9 +41,14 @@ pub fn check_membership(h: &History, p: &Params) -> CheckResult {
     }
     for (group, os) in groups {
         let mut last: BTreeMap<ClientId, (&Operation, BTreeSet<&str>)> = BTreeMap::new();
-        for o in os.iter().filter(|o| matches!(o.op, Op::Members { .. }) && o.invoked >= heal) {
+        for o in os
+            .iter()
+            .filter(|o| matches!(o.op, Op::Members { .. }) && o.invoked >= heal)
+        {
             if let Some(Value::Names { names }) = ok_value(o) {
-                let newer = last.get(&o.client).is_none_or(|(prev, _)| prev.invoked < o.invoked);
+                let newer = last
+                    .get(&o.client)
+                    .is_none_or(|(prev, _)| prev.invoked < o.invoked);
                 if newer {
                     last.insert(o.client, (o, names.iter().map(String::as_str).collect()));
                 }
@@ -59,21 +69,53 @@ pub fn check_membership(h: &History, p: &Params) -> CheckResult {
         let end = os.iter().filter_map(|o| o.completed).max().unwrap_or(0);
         for (o, view) in last.values() {
             for j in os.iter().filter(|j| succeeded(j)) {
-                let (Op::Join { member, .. } | Op::Leave { member, .. }) = &j.op else { continue };
+                let (Op::Join { member, .. } | Op::Leave { member, .. }) = &j.op else {
+                    continue;
+                };
                 let joined = matches!(j.op, Op::Join { .. });
                 let t = j.completed.unwrap_or(j.invoked);
                 let undone = os.iter().any(|x| match &x.op {
-                    Op::Join { member: m, .. } | Op::Leave { member: m, .. } => m == member && x.invoked > j.invoked && matches!(x.op, Op::Join { .. }) != joined && x.may_have_happened(),
+                    Op::Join { member: m, .. } | Op::Leave { member: m, .. } => {
+                        m == member
+                            && x.invoked > j.invoked
+                            && matches!(x.op, Op::Join { .. }) != joined
+                            && x.may_have_happened()
+                    }
                     _ => false,
                 });
                 if undone || t > o.invoked {
                     continue;
                 }
-                if joined && !view.contains(member.as_str()) && session_end_after(h, j.client, j.session, t).is_none_or(|e| e > end) {
-                    r.violation(Violation::new("member-missing", format!("group {group}: {} acknowledged, yet {} did not list {member}", describe(j), describe(o))).ops([j.id, o.id]).clients([o.client]));
+                if joined
+                    && !view.contains(member.as_str())
+                    && session_end_after(h, j.client, j.session, t).is_none_or(|e| e > end)
+                {
+                    r.violation(
+                        Violation::new(
+                            "member-missing",
+                            format!(
+                                "group {group}: {} acknowledged, yet {} did not list {member}",
+                                describe(j),
+                                describe(o)
+                            ),
+                        )
+                        .ops([j.id, o.id])
+                        .clients([o.client]),
+                    );
                 }
                 if !joined && view.contains(member.as_str()) {
-                    r.violation(Violation::new("member-lingers", format!("group {group}: {} acknowledged, yet {} still lists {member}", describe(j), describe(o))).ops([j.id, o.id]).clients([o.client]));
+                    r.violation(
+                        Violation::new(
+                            "member-lingers",
+                            format!(
+                                "group {group}: {} acknowledged, yet {} still lists {member}",
+                                describe(j),
+                                describe(o)
+                            ),
+                        )
+                        .ops([j.id, o.id])
+                        .clients([o.client]),
+                    );
                 }
             }
         }
@@ -92,13 +134,19 @@ pub fn check_config(h: &History, p: &Params) -> CheckResult {
     };
     let mut r = CheckResult::new(CONFIG);
     let heal = healed_at(h, p);
-    let mut keys: BTreeMap<&str, (Vec<&Operation>, Vec<(&Operation, Option<&str>, i64)>)> = BTreeMap::new();
+    let mut keys: BTreeMap<&str, (Vec<&Operation>, Vec<(&Operation, Option<&str>, i64)>)> =
+        BTreeMap::new();
     for o in &ops {
         match &o.op {
-            Op::ConfigSet { key, .. } if o.may_have_happened() => keys.entry(key).or_default().0.push(o),
+            Op::ConfigSet { key, .. } if o.may_have_happened() => {
+                keys.entry(key).or_default().0.push(o)
+            }
             Op::ConfigGet { key } => {
                 if let Some(Value::Versioned { value, version }) = ok_value(o) {
-                    keys.entry(key).or_default().1.push((o, value.as_deref(), *version));
+                    keys.entry(key)
+                        .or_default()
+                        .1
+                        .push((o, value.as_deref(), *version));
                 }
             }
             _ => {}
@@ -132,17 +180,28 @@ pub fn check_config(h: &History, p: &Params) -> CheckResult {
             }
         }
         let Some(heal) = heal else { continue };
-        let sets_done = sets.iter().map(|s| s.completed.unwrap_or(u64::MAX)).max().unwrap_or(0);
+        let sets_done = sets
+            .iter()
+            .map(|s| s.completed.unwrap_or(u64::MAX))
+            .max()
+            .unwrap_or(0);
         let finals: BTreeSet<&str> = sets
             .iter()
-            .filter(|s| !sets.iter().any(|t| s.completed.is_some_and(|d| d < t.invoked)))
+            .filter(|s| {
+                !sets
+                    .iter()
+                    .any(|t| s.completed.is_some_and(|d| d < t.invoked))
+            })
             .filter_map(|s| match &s.op {
                 Op::ConfigSet { value, .. } => Some(value.as_str()),
                 _ => None,
             })
             .collect();
         let mut last: BTreeMap<ClientId, (&Operation, Option<&str>)> = BTreeMap::new();
-        for (o, value, _) in gets.iter().filter(|(o, _, _)| o.invoked >= heal.max(sets_done)) {
+        for (o, value, _) in gets
+            .iter()
+            .filter(|(o, _, _)| o.invoked >= heal.max(sets_done))
+        {
             last.insert(o.client, (o, *value));
         }
         for (o, value) in last.values() {
@@ -162,19 +221,27 @@ mod tests {
     use crate::properties::Verdict;
 
     fn names(n: &[&str]) -> Value {
-        Value::Names { names: n.iter().map(|s| s.to_string()).collect() }
+        Value::Names {
+            names: n.iter().map(|s| s.to_string()).collect(),
+        }
     }
     fn members() -> Op {
         Op::Members { group: "g".into() }
     }
     fn join_op(m: &str) -> Op {
-        Op::Join { group: "g".into(), member: m.into() }
+        Op::Join {
+            group: "g".into(),
+            member: m.into(),
+        }
     }
     fn get() -> Op {
         Op::ConfigGet { key: "k".into() }
     }
     fn ver(v: &str, version: i64) -> Value {
-        Value::Versioned { value: Some(v.into()), version }
+        Value::Versioned {
+            value: Some(v.into()),
+            version,
+        }
     }
 
     #[test]
@@ -187,7 +254,10 @@ mod tests {
         b.fault(5, "heal");
         b.ok(10, 11, 1, members(), names(&["a", "b"]));
         b.ok(10, 11, 2, members(), names(&["b", "a"]));
-        assert_eq!(check_membership(&b.clone_build(), &Params::default()).verdict, Verdict::Pass);
+        assert_eq!(
+            check_membership(&b.clone_build(), &Params::default()).verdict,
+            Verdict::Pass
+        );
         b.ok(12, 13, 2, members(), names(&["b"]));
         let r = check_membership(&b.build(), &Params::default());
         assert_eq!(r.kinds(), vec!["views-diverge", "member-missing"], "{r:#?}");
@@ -196,14 +266,39 @@ mod tests {
     #[test]
     fn config_never_goes_back_and_converges() {
         let mut b = Builder::new();
-        b.ok(0, 1, 1, Op::ConfigSet { key: "k".into(), value: "x".into() }, Value::Unit);
-        b.ok(2, 3, 1, Op::ConfigSet { key: "k".into(), value: "y".into() }, Value::Unit);
+        b.ok(
+            0,
+            1,
+            1,
+            Op::ConfigSet {
+                key: "k".into(),
+                value: "x".into(),
+            },
+            Value::Unit,
+        );
+        b.ok(
+            2,
+            3,
+            1,
+            Op::ConfigSet {
+                key: "k".into(),
+                value: "y".into(),
+            },
+            Value::Unit,
+        );
         b.ok(4, 5, 2, get(), ver("x", 1));
         b.ok(6, 7, 2, get(), ver("y", 2));
         b.ok(6, 7, 3, get(), ver("y", 2));
-        assert_eq!(check_config(&b.clone_build(), &Params::default()).verdict, Verdict::Pass);
+        assert_eq!(
+            check_config(&b.clone_build(), &Params::default()).verdict,
+            Verdict::Pass
+        );
         b.ok(8, 9, 2, get(), ver("x", 1));
         let r = check_config(&b.build(), &Params::default());
-        assert_eq!(r.kinds(), vec!["config-went-back", "config-not-converged"], "{r:#?}");
+        assert_eq!(
+            r.kinds(),
+            vec!["config-went-back", "config-not-converged"],
+            "{r:#?}"
+        );
     }
 }

@@ -11,16 +11,21 @@ pub(crate) mod testkit;
 pub use params::{end_of_history, healed_at, Delivery, Params, NS_PER_MS};
 pub use result::{ms, CheckResult, Verdict, Violation, MAX_LISTED_VIOLATIONS};
 
-mod common;
-pub mod fencing;
-pub mod mutex;
-pub mod election;
-pub mod queue;
 pub mod barrier;
+mod common;
 pub mod counter;
-pub mod two_phase;
-pub mod membership;
+pub mod election;
+pub mod fencing;
 pub mod liveness;
+pub mod membership;
+pub mod mutex;
+pub mod queue;
 pub mod registry;
+pub mod two_phase;
 
 pub use registry::{lookup, names, run, run_all, CheckFn, UnknownChecker, CHECKERS};
+
+/// "acquire lock=/l shared=false": an op, compactly, for reports.
+pub fn describe_op(op: &crate::history::Op) -> String {
+    common::short_op(op)
+}

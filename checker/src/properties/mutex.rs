@@ -31,16 +31,35 @@ struct Hold {
 fn holds(h: &History, ops: &[Operation]) -> BTreeMap<String, Vec<Hold>> {
     let mut out: BTreeMap<String, Vec<Hold>> = BTreeMap::new();
     for a in ops {
-        let Op::Acquire { lock, shared } = &a.op else { continue };
-        let (true, Some(start)) = (succeeded(a), a.completed) else { continue };
-        let release = ops.iter().find(|r| r.client == a.client && r.invoked >= start && matches!(&r.op, Op::Release { lock: l } if l == lock));
+        let Op::Acquire { lock, shared } = &a.op else {
+            continue;
+        };
+        let (true, Some(start)) = (succeeded(a), a.completed) else {
+            continue;
+        };
+        let release = ops.iter().find(|r| {
+            r.client == a.client
+                && r.invoked >= start
+                && matches!(&r.op, Op::Release { lock: l } if l == lock)
+        });
         let mut end = release.map_or(Time::MAX, |r| r.invoked);
-        let mut why_end = release.map_or_else(|| "still held at the end".to_string(), |r| format!("release op {} invoked", r.id));
+        let mut why_end = release.map_or_else(
+            || "still held at the end".to_string(),
+            |r| format!("release op {} invoked", r.id),
+        );
         if let Some(te) = session_end_after(h, a.client, a.session, start).filter(|te| *te < end) {
             end = last_alive(h, ops, a.client, a.session, start, te);
             why_end = format!("session ended (seen at {}); last sign of life", ms(te));
         }
-        out.entry(lock.clone()).or_default().push(Hold { client: a.client, acquire: a.id, release: release.map(|r| r.id), start, end, shared: *shared, why_end });
+        out.entry(lock.clone()).or_default().push(Hold {
+            client: a.client,
+            acquire: a.id,
+            release: release.map(|r| r.id),
+            start,
+            end,
+            shared: *shared,
+            why_end,
+        });
     }
     out
 }
@@ -65,16 +84,44 @@ pub fn check(h: &History, _p: &Params) -> CheckResult {
                     continue;
                 }
                 let (from, to) = (b.start, a.end.min(b.end));
-                let kind = if a.shared || b.shared { "rwlock-overlap" } else { "mutex-overlap" };
+                let kind = if a.shared || b.shared {
+                    "rwlock-overlap"
+                } else {
+                    "mutex-overlap"
+                };
                 let d = |x: &Hold| {
-                    let op = by_id.get(&x.acquire).map(|o| describe(o)).unwrap_or_default();
-                    format!("client {} ({}) held it from {} to {} ({})", x.client, op, ms(x.start), ms(x.end), x.why_end)
+                    let op = by_id
+                        .get(&x.acquire)
+                        .map(|o| describe(o))
+                        .unwrap_or_default();
+                    format!(
+                        "client {} ({}) held it from {} to {} ({})",
+                        x.client,
+                        op,
+                        ms(x.start),
+                        ms(x.end),
+                        x.why_end
+                    )
                 };
                 r.violation(
-                    Violation::new(kind, format!("lock {lock} had two holders from {} to {}: {}; {}", ms(from), ms(to), d(a), d(b)))
-                        .ops([a.acquire, b.acquire].into_iter().chain(a.release).chain(b.release))
-                        .clients([a.client, b.client])
-                        .times([from, to]),
+                    Violation::new(
+                        kind,
+                        format!(
+                            "lock {lock} had two holders from {} to {}: {}; {}",
+                            ms(from),
+                            ms(to),
+                            d(a),
+                            d(b)
+                        ),
+                    )
+                    .ops(
+                        [a.acquire, b.acquire]
+                            .into_iter()
+                            .chain(a.release)
+                            .chain(b.release),
+                    )
+                    .clients([a.client, b.client])
+                    .times([from, to]),
                 );
             }
         }
@@ -89,7 +136,9 @@ pub fn check(h: &History, _p: &Params) -> CheckResult {
 fn herd(h: &History, ops: &[Operation], r: &mut CheckResult) {
     let (mut releases, mut notified) = (0usize, 0usize);
     for rel in ops {
-        let Op::Release { lock } = &rel.op else { continue };
+        let Op::Release { lock } = &rel.op else {
+            continue;
+        };
         if !succeeded(rel) {
             continue;
         }
@@ -105,10 +154,16 @@ fn herd(h: &History, ops: &[Operation], r: &mut CheckResult) {
             .events
             .iter()
             .filter(|e| match e {
-                Event::Watch { time, event, path, .. } => {
+                Event::Watch {
+                    time, event, path, ..
+                } => {
                     let kind = event.to_ascii_lowercase();
-                    let relevant = kind.contains("nodedeleted") || kind.contains("nodechildrenchanged") || kind == "deleted" || kind == "children_changed";
-                    let under = !lock.starts_with('/') || path.as_deref().is_none_or(|p| p.starts_with(lock.as_str()));
+                    let relevant = kind.contains("nodedeleted")
+                        || kind.contains("nodechildrenchanged")
+                        || kind == "deleted"
+                        || kind == "children_changed";
+                    let under = !lock.starts_with('/')
+                        || path.as_deref().is_none_or(|p| p.starts_with(lock.as_str()));
                     relevant && under && *time >= rel.invoked && *time <= until
                 }
                 _ => false,
@@ -117,7 +172,10 @@ fn herd(h: &History, ops: &[Operation], r: &mut CheckResult) {
     }
     if releases > 0 {
         r.figure("releases_measured", releases as f64);
-        r.figure("notifications_per_release", notified as f64 / releases as f64);
+        r.figure(
+            "notifications_per_release",
+            notified as f64 / releases as f64,
+        );
     }
 }
 
@@ -129,10 +187,15 @@ mod tests {
     use crate::properties::Verdict;
 
     fn acq(shared: bool) -> Op {
-        Op::Acquire { lock: "/lock".into(), shared }
+        Op::Acquire {
+            lock: "/lock".into(),
+            shared,
+        }
     }
     fn rel() -> Op {
-        Op::Release { lock: "/lock".into() }
+        Op::Release {
+            lock: "/lock".into(),
+        }
     }
     fn tok(t: i64) -> Value {
         Value::Token { token: t }
@@ -163,7 +226,11 @@ mod tests {
         let r = check(&b.build(), &Params::default());
         assert_eq!(r.kinds(), vec!["mutex-overlap"]);
         let v = &r.violations[0];
-        assert!(v.explanation.contains("from 15 ms to 30 ms"), "{}", v.explanation);
+        assert!(
+            v.explanation.contains("from 15 ms to 30 ms"),
+            "{}",
+            v.explanation
+        );
         assert_eq!(v.clients, vec![1, 2]);
     }
 

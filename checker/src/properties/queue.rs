@@ -44,11 +44,21 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let mut queues: BTreeMap<&str, Q> = BTreeMap::new();
     fn q<'a>(qs: &mut BTreeMap<&'a str, Q<'a>>, name: &'a str) {
-        qs.entry(name).or_insert_with(|| Q { enqueues: BTreeMap::new(), deliveries: BTreeMap::new(), empty_dequeues: vec![], unknown_dequeues: 0, priority: BTreeMap::new() });
+        qs.entry(name).or_insert_with(|| Q {
+            enqueues: BTreeMap::new(),
+            deliveries: BTreeMap::new(),
+            empty_dequeues: vec![],
+            unknown_dequeues: 0,
+            priority: BTreeMap::new(),
+        });
     }
     for o in &ops {
         match &o.op {
-            Op::Enqueue { queue, item, priority } => {
+            Op::Enqueue {
+                queue,
+                item,
+                priority,
+            } => {
                 q(&mut queues, queue.as_str());
                 let e = queues.get_mut(queue.as_str());
                 if let (true, Some(e)) = (o.may_have_happened(), e) {
@@ -58,7 +68,9 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
             }
             Op::Dequeue { queue } => {
                 q(&mut queues, queue.as_str());
-                let Some(e) = queues.get_mut(queue.as_str()) else { continue };
+                let Some(e) = queues.get_mut(queue.as_str()) else {
+                    continue;
+                };
                 match dequeued(o) {
                     Some(Some(item)) => e.deliveries.entry(item).or_default().push(o),
                     Some(None) => e.empty_dequeues.push(o),
@@ -71,7 +83,12 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
     }
     let (mut acked, mut delivered) = (0usize, 0usize);
     for (name, q) in &queues {
-        acked += q.enqueues.values().flatten().filter(|o| succeeded(o)).count();
+        acked += q
+            .enqueues
+            .values()
+            .flatten()
+            .filter(|o| succeeded(o))
+            .count();
         delivered += q.deliveries.values().map(Vec::len).sum::<usize>();
         check_deliveries(name, q, p, &mut r);
         check_loss(name, q, p, &mut r);
@@ -88,9 +105,18 @@ fn check_deliveries(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
         let first = ds.iter().min_by_key(|d| d.completed).copied();
         if es.is_empty() {
             r.violation(
-                Violation::new("phantom-item", format!("queue {name} delivered {item:?}, which no enqueue ever carried: {}", ds.iter().map(|d| describe(d)).collect::<Vec<_>>().join("; ")))
-                    .ops(ds.iter().map(|d| d.id))
-                    .clients(ds.iter().map(|d| d.client)),
+                Violation::new(
+                    "phantom-item",
+                    format!(
+                        "queue {name} delivered {item:?}, which no enqueue ever carried: {}",
+                        ds.iter()
+                            .map(|d| describe(d))
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ),
+                )
+                .ops(ds.iter().map(|d| d.id))
+                .clients(ds.iter().map(|d| d.client)),
             );
             continue;
         }
@@ -107,9 +133,16 @@ fn check_deliveries(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
         if let (Some(d), Some(e)) = (first, es.iter().min_by_key(|e| e.invoked)) {
             if d.completed.is_some_and(|t| t < e.invoked) {
                 r.violation(
-                    Violation::new("delivered-before-enqueued", format!("queue {name}: {} returned {item:?} before {} was even invoked", describe(d), describe(e)))
-                        .ops([d.id, e.id])
-                        .clients([d.client, e.client]),
+                    Violation::new(
+                        "delivered-before-enqueued",
+                        format!(
+                            "queue {name}: {} returned {item:?} before {} was even invoked",
+                            describe(d),
+                            describe(e)
+                        ),
+                    )
+                    .ops([d.id, e.id])
+                    .clients([d.client, e.client]),
                 );
             }
         }
@@ -135,7 +168,11 @@ fn check_loss(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
         r.note(format!("queue {name}: {undecided} acknowledged item(s) undelivered, but the queue was never seen empty afterwards: not counted as lost"));
     }
     if missing.len() > q.unknown_dequeues {
-        let list = missing.iter().map(|(i, e)| format!("{i:?} ({})", describe(e))).collect::<Vec<_>>().join("; ");
+        let list = missing
+            .iter()
+            .map(|(i, e)| format!("{i:?} ({})", describe(e)))
+            .collect::<Vec<_>>()
+            .join("; ");
         let lost = missing.len() - q.unknown_dequeues;
         r.violation(
             Violation::new(
@@ -166,7 +203,12 @@ fn check_order(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
         .filter_map(|(item, ds)| {
             let enq = q.enqueues.get(item)?.iter().find(|e| succeeded(e))?;
             let deq = ds.iter().min_by_key(|d| d.invoked)?;
-            Some(It { item, enq, deq, prio: q.priority.get(item).copied().unwrap_or(0) })
+            Some(It {
+                item,
+                enq,
+                deq,
+                prio: q.priority.get(item).copied().unwrap_or(0),
+            })
         })
         .collect();
     let before = |a: &Operation, b: &Operation| a.completed.is_some_and(|t| t < b.invoked);
@@ -210,16 +252,26 @@ mod tests {
     use crate::properties::Verdict;
 
     fn enq(item: &str) -> Op {
-        Op::Enqueue { queue: "q".into(), item: item.into(), priority: 0 }
+        Op::Enqueue {
+            queue: "q".into(),
+            item: item.into(),
+            priority: 0,
+        }
     }
     fn enq_p(item: &str, priority: i64) -> Op {
-        Op::Enqueue { queue: "q".into(), item: item.into(), priority }
+        Op::Enqueue {
+            queue: "q".into(),
+            item: item.into(),
+            priority,
+        }
     }
     fn deq() -> Op {
         Op::Dequeue { queue: "q".into() }
     }
     fn item(i: Option<&str>) -> Value {
-        Value::Item { item: i.map(String::from) }
+        Value::Item {
+            item: i.map(String::from),
+        }
     }
 
     #[test]
@@ -244,7 +296,13 @@ mod tests {
         assert_eq!(undecided.verdict, Verdict::Pass);
         assert!(!undecided.notes.is_empty());
         b.ok(6, 7, 2, deq(), item(None));
-        let r = check(&b.build(), &Params { fifo: false, ..Params::default() });
+        let r = check(
+            &b.build(),
+            &Params {
+                fifo: false,
+                ..Params::default()
+            },
+        );
         assert_eq!(r.kinds(), vec!["lost-item"]);
         assert!(r.violations[0].explanation.contains("\"a\""));
     }
@@ -268,7 +326,13 @@ mod tests {
         let h = b.build();
         let r = check(&h, &Params::default());
         assert_eq!(r.kinds(), vec!["duplicate-delivery", "phantom-item"]);
-        let r = check(&h, &Params { delivery: Delivery::AtLeastOnce, ..Params::default() });
+        let r = check(
+            &h,
+            &Params {
+                delivery: Delivery::AtLeastOnce,
+                ..Params::default()
+            },
+        );
         assert_eq!(r.kinds(), vec!["phantom-item"]);
     }
 
@@ -281,7 +345,17 @@ mod tests {
         b.ok(6, 7, 2, deq(), item(Some("a")));
         let h = b.build();
         assert_eq!(check(&h, &Params::default()).kinds(), vec!["fifo-order"]);
-        assert_eq!(check(&h, &Params { fifo: false, ..Params::default() }).verdict, Verdict::Pass);
+        assert_eq!(
+            check(
+                &h,
+                &Params {
+                    fifo: false,
+                    ..Params::default()
+                }
+            )
+            .verdict,
+            Verdict::Pass
+        );
     }
 
     #[test]
@@ -291,7 +365,10 @@ mod tests {
         b.ok(2, 3, 1, enq_p("high", 1), Value::Unit);
         b.ok(4, 5, 2, deq(), item(Some("high")));
         b.ok(6, 7, 2, deq(), item(Some("low")));
-        let p = Params { priority: true, ..Params::default() };
+        let p = Params {
+            priority: true,
+            ..Params::default()
+        };
         assert_eq!(check(&b.clone_build(), &p).verdict, Verdict::Pass);
         let mut b = Builder::new();
         b.ok(0, 1, 1, enq_p("low", 5), Value::Unit);

@@ -4,7 +4,9 @@ use crate::history::History;
 use crate::zk_consistency;
 
 use super::result::CheckResult;
-use super::{barrier, counter, election, fencing, liveness, membership, mutex, queue, two_phase, Params};
+use super::{
+    barrier, counter, election, fencing, liveness, membership, mutex, queue, two_phase, Params,
+};
 
 /// A checker: a pure function of a history and parameters.
 pub type CheckFn = fn(&History, &Params) -> CheckResult;
@@ -40,7 +42,14 @@ pub fn names() -> Vec<&'static str> {
 
 /// The checker registered under `name`.
 pub fn lookup(name: &str) -> Result<CheckFn, UnknownChecker> {
-    CHECKERS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f).ok_or_else(|| UnknownChecker { name: name.to_string(), known: names().join(", ") })
+    CHECKERS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, f)| *f)
+        .ok_or_else(|| UnknownChecker {
+            name: name.to_string(),
+            known: names().join(", "),
+        })
 }
 
 /// Runs one checker by name.
@@ -49,8 +58,15 @@ pub fn run(name: &str, history: &History, params: &Params) -> Result<CheckResult
 }
 
 /// Runs the named checkers in order; every name is resolved before any runs.
-pub fn run_all<S: AsRef<str>>(names: &[S], history: &History, params: &Params) -> Result<Vec<CheckResult>, UnknownChecker> {
-    let fs = names.iter().map(|n| lookup(n.as_ref())).collect::<Result<Vec<_>, _>>()?;
+pub fn run_all<S: AsRef<str>>(
+    names: &[S],
+    history: &History,
+    params: &Params,
+) -> Result<Vec<CheckResult>, UnknownChecker> {
+    let fs = names
+        .iter()
+        .map(|n| lookup(n.as_ref()))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(fs.into_iter().map(|f| f(history, params)).collect())
 }
 
@@ -60,7 +76,20 @@ mod tests {
 
     #[test]
     fn every_documented_name_is_registered_and_reports_its_name() {
-        let want = ["mutex", "fencing", "queue", "election", "barrier", "double-barrier", "counter", "two-phase-commit", "membership", "config", "liveness", "zk-consistency"];
+        let want = [
+            "mutex",
+            "fencing",
+            "queue",
+            "election",
+            "barrier",
+            "double-barrier",
+            "counter",
+            "two-phase-commit",
+            "membership",
+            "config",
+            "liveness",
+            "zk-consistency",
+        ];
         assert_eq!(names(), want);
         let h = History::new();
         for r in run_all(&want, &h, &Params::default()).unwrap() {

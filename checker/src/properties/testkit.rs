@@ -157,6 +157,10 @@ impl Builder {
 impl Builder {
     /// A note at `t` ms (extends the history's end).
     pub fn note_at(&mut self, t: u64) {
-        self.h.events.push(Event::Note { time: t * MS, client: None, text: "end".into() });
+        self.h.events.push(Event::Note {
+            time: t * MS,
+            client: None,
+            text: "end".into(),
+        });
     }
 }

@@ -42,16 +42,25 @@ pub fn check(h: &History, _p: &Params) -> CheckResult {
         let commit = ds.iter().find(|(_, c)| *c);
         if let (Some((oc, _)), Some((oa, _))) = (commit, ds.iter().find(|(_, c)| !*c)) {
             r.violation(
-                Violation::new("split-decision", format!("transaction {txn}: {} decided commit but {} decided abort", describe(oc), describe(oa)))
-                    .ops([oc.id, oa.id])
-                    .clients([oc.client, oa.client]),
+                Violation::new(
+                    "split-decision",
+                    format!(
+                        "transaction {txn}: {} decided commit but {} decided abort",
+                        describe(oc),
+                        describe(oa)
+                    ),
+                )
+                .ops([oc.id, oa.id])
+                .clients([oc.client, oa.client]),
             );
         }
         let Some((oc, _)) = commit else { continue };
         let vs = votes.get(txn).map(Vec::as_slice).unwrap_or(&[]);
         for site in sites.get(txn).into_iter().flatten() {
             let mine: Vec<_> = vs.iter().filter(|(_, s, _)| s == site).collect();
-            if let Some((no, _, _)) = mine.iter().find(|(o, _, c)| !*c && matches!(o.outcome, Some(crate::history::Outcome::Ok { .. }))) {
+            if let Some((no, _, _)) = mine.iter().find(|(o, _, c)| {
+                !*c && matches!(o.outcome, Some(crate::history::Outcome::Ok { .. }))
+            }) {
                 r.violation(
                     Violation::new("commit-despite-no", format!("transaction {txn}: {} decided commit although site {site} voted abort ({})", describe(oc), describe(no)))
                         .ops([oc.id, no.id])
@@ -75,10 +84,17 @@ mod tests {
     use crate::properties::Verdict;
 
     fn vote(site: &str, commit: bool) -> Op {
-        Op::Vote { txn: "t".into(), site: site.into(), commit }
+        Op::Vote {
+            txn: "t".into(),
+            site: site.into(),
+            commit,
+        }
     }
     fn decide(site: &str) -> Op {
-        Op::Decide { txn: "t".into(), site: site.into() }
+        Op::Decide {
+            txn: "t".into(),
+            site: site.into(),
+        }
     }
 
     #[test]

@@ -141,9 +141,7 @@ fn multi_is_all_or_nothing_and_sees_earlier_ops() {
     let Value::Multi { results } = ok.reply else {
         panic!()
     };
-    assert!(
-        matches!(&results[1], MultiOpResult::Create { path, .. } if path == "/m/s-0000000000")
-    );
+    assert!(matches!(&results[1], MultiOpResult::Create { path, .. } if path == "/m/s-0000000000"));
     let before = t.clone();
     let bad = t
         .apply_op(
