@@ -57,10 +57,7 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
     if s.len() % 2 != 0 {
         return None;
     }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| s.get(i..i + 2).and_then(|p| u8::from_str_radix(p, 16).ok()))
-        .collect()
+    (0..s.len()).step_by(2).map(|i| s.get(i..i + 2).and_then(|p| u8::from_str_radix(p, 16).ok())).collect()
 }
 
 impl Serialize for Data {
@@ -94,10 +91,7 @@ impl<'de> Deserialize<'de> for Data {
                         return Err(de::Error::unknown_field(&k, &["hex"]));
                     }
                     let v: String = map.next_value()?;
-                    out = Some(
-                        unhex(&v)
-                            .ok_or_else(|| de::Error::custom(format!("bad hex string {v:?}")))?,
-                    );
+                    out = Some(unhex(&v).ok_or_else(|| de::Error::custom(format!("bad hex string {v:?}")))?);
                 }
                 out.map(Data).ok_or_else(|| de::Error::missing_field("hex"))
             }

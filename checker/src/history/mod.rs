@@ -57,46 +57,15 @@ pub enum Event {
         zxid: Option<Zxid>,
     },
     /// A server committed (applied) a transaction.
-    Commit {
-        time: Time,
-        server: u32,
-        zxid: Zxid,
-        txn: TxnRecord,
-    },
+    Commit { time: Time, server: u32, zxid: Zxid, txn: TxnRecord },
     /// A fault was injected or healed.
-    Fault {
-        time: Time,
-        kind: String,
-        #[serde(default)]
-        targets: Vec<String>,
-        #[serde(default)]
-        detail: String,
-    },
+    Fault { time: Time, kind: String, #[serde(default)] targets: Vec<String>, #[serde(default)] detail: String },
     /// A client's session changed state (connected, disconnected, expired, closed).
-    Session {
-        time: Time,
-        client: ClientId,
-        session: SessionId,
-        state: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        server: Option<u32>,
-    },
+    Session { time: Time, client: ClientId, session: SessionId, state: String, #[serde(default, skip_serializing_if = "Option::is_none")] server: Option<u32> },
     /// A watch event delivered to a client.
-    Watch {
-        time: Time,
-        client: ClientId,
-        session: SessionId,
-        event: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        path: Option<String>,
-    },
+    Watch { time: Time, client: ClientId, session: SessionId, event: String, #[serde(default, skip_serializing_if = "Option::is_none")] path: Option<String> },
     /// Something worth showing on a timeline that is not an operation.
-    Note {
-        time: Time,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        client: Option<ClientId>,
-        text: String,
-    },
+    Note { time: Time, #[serde(default, skip_serializing_if = "Option::is_none")] client: Option<ClientId>, text: String },
 }
 
 impl Event {
@@ -149,15 +118,8 @@ pub enum HistoryError {
     DuplicateInvoke { index: usize, id: OpId },
     #[error("event {index}: operation {id} completed twice")]
     DuplicateComplete { index: usize, id: OpId },
-    #[error(
-        "event {index}: operation {id} completes at {completed} before it was invoked at {invoked}"
-    )]
-    CompleteBeforeInvoke {
-        index: usize,
-        id: OpId,
-        invoked: Time,
-        completed: Time,
-    },
+    #[error("event {index}: operation {id} completes at {completed} before it was invoked at {invoked}")]
+    CompleteBeforeInvoke { index: usize, id: OpId, invoked: Time, completed: Time },
 }
 
 impl History {
@@ -171,13 +133,7 @@ impl History {
         let mut index_of: BTreeMap<OpId, usize> = BTreeMap::new();
         for (index, e) in self.events.iter().enumerate() {
             match e {
-                Event::Invoke {
-                    id,
-                    time,
-                    client,
-                    session,
-                    op,
-                } => {
+                Event::Invoke { id, time, client, session, op } => {
                     if index_of.insert(*id, ops.len()).is_some() {
                         return Err(HistoryError::DuplicateInvoke { index, id: *id });
                     }
@@ -192,27 +148,14 @@ impl History {
                         zxid: None,
                     });
                 }
-                Event::Complete {
-                    id,
-                    time,
-                    outcome,
-                    zxid,
-                    ..
-                } => {
-                    let i = *index_of
-                        .get(id)
-                        .ok_or(HistoryError::CompleteWithoutInvoke { index, id: *id })?;
+                Event::Complete { id, time, outcome, zxid, .. } => {
+                    let i = *index_of.get(id).ok_or(HistoryError::CompleteWithoutInvoke { index, id: *id })?;
                     let o = &mut ops[i];
                     if o.completed.is_some() {
                         return Err(HistoryError::DuplicateComplete { index, id: *id });
                     }
                     if *time < o.invoked {
-                        return Err(HistoryError::CompleteBeforeInvoke {
-                            index,
-                            id: *id,
-                            invoked: o.invoked,
-                            completed: *time,
-                        });
+                        return Err(HistoryError::CompleteBeforeInvoke { index, id: *id, invoked: o.invoked, completed: *time });
                     }
                     o.completed = Some(*time);
                     o.outcome = Some(outcome.clone());
@@ -238,9 +181,7 @@ impl History {
     /// A 64-bit FNV-1a hash of the JSON form, for determinism checks.
     pub fn fingerprint(&self) -> u64 {
         let json = serde_json::to_vec(self).unwrap_or_default();
-        json.iter().fold(0xcbf29ce484222325u64, |h, b| {
-            (h ^ *b as u64).wrapping_mul(0x100000001b3)
-        })
+        json.iter().fold(0xcbf29ce484222325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100000001b3))
     }
 }
 
@@ -256,55 +197,19 @@ mod tests {
             time: 10,
             client: 0,
             session: Some(0x100),
-            op: Op::Create {
-                path: "/a".into(),
-                data: Data::from("x"),
-                mode: CreateModeRecord::EphemeralSequential,
-            },
+            op: Op::Create { path: "/a".into(), data: Data::from("x"), mode: CreateModeRecord::EphemeralSequential },
         });
         h.events.push(Event::Complete {
             id: 1,
             time: 20,
             client: 0,
-            outcome: Outcome::Ok {
-                value: Value::Created {
-                    path: "/a0000000000".into(),
-                    stat: StatRecord::default(),
-                },
-            },
+            outcome: Outcome::Ok { value: Value::Created { path: "/a0000000000".into(), stat: StatRecord::default() } },
             zxid: Some(0x1_0000_0002),
         });
-        h.events.push(Event::Invoke {
-            id: 2,
-            time: 21,
-            client: 1,
-            session: None,
-            op: Op::Delete {
-                path: "/a".into(),
-                version: -1,
-            },
-        });
-        h.events.push(Event::Complete {
-            id: 2,
-            time: 30,
-            client: 1,
-            outcome: Outcome::Info {
-                error: "ConnectionLoss".into(),
-            },
-            zxid: None,
-        });
-        h.events.push(Event::Commit {
-            time: 15,
-            server: 1,
-            zxid: 0x1_0000_0002,
-            txn: TxnRecord::Delete { path: "/a".into() },
-        });
-        h.events.push(Event::Fault {
-            time: 16,
-            kind: "partition".into(),
-            targets: vec!["zk1".into()],
-            detail: String::new(),
-        });
+        h.events.push(Event::Invoke { id: 2, time: 21, client: 1, session: None, op: Op::Delete { path: "/a".into(), version: -1 } });
+        h.events.push(Event::Complete { id: 2, time: 30, client: 1, outcome: Outcome::Info { error: "ConnectionLoss".into() }, zxid: None });
+        h.events.push(Event::Commit { time: 15, server: 1, zxid: 0x1_0000_0002, txn: TxnRecord::Delete { path: "/a".into() } });
+        h.events.push(Event::Fault { time: 16, kind: "partition".into(), targets: vec!["zk1".into()], detail: String::new() });
         h
     }
 
@@ -327,16 +232,7 @@ mod tests {
     #[test]
     fn rejects_malformed() {
         let mut h = sample();
-        h.events.push(Event::Complete {
-            id: 9,
-            time: 40,
-            client: 0,
-            outcome: Outcome::Fail { error: "x".into() },
-            zxid: None,
-        });
-        assert_eq!(
-            h.operations(),
-            Err(HistoryError::CompleteWithoutInvoke { index: 6, id: 9 })
-        );
+        h.events.push(Event::Complete { id: 9, time: 40, client: 0, outcome: Outcome::Fail { error: "x".into() }, zxid: None });
+        assert_eq!(h.operations(), Err(HistoryError::CompleteWithoutInvoke { index: 6, id: 9 }));
     }
 }

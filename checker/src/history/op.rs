@@ -11,185 +11,70 @@ use super::{Data, SessionId, Zxid};
 #[serde(tag = "f", rename_all = "snake_case")]
 pub enum Op {
     // --- ZooKeeper calls ---
-    Create {
-        path: String,
-        data: Data,
-        mode: CreateModeRecord,
-    },
-    Delete {
-        path: String,
-        version: i32,
-    },
-    SetData {
-        path: String,
-        data: Data,
-        version: i32,
-    },
-    Check {
-        path: String,
-        version: i32,
-    },
-    GetData {
-        path: String,
-        #[serde(default)]
-        watch: bool,
-    },
-    Exists {
-        path: String,
-        #[serde(default)]
-        watch: bool,
-    },
-    GetChildren {
-        path: String,
-        #[serde(default)]
-        watch: bool,
-    },
-    Sync {
-        path: String,
-    },
-    Multi {
-        ops: Vec<Op>,
-    },
-    AddWatch {
-        path: String,
-        recursive: bool,
-    },
+    Create { path: String, data: Data, mode: CreateModeRecord },
+    Delete { path: String, version: i32 },
+    SetData { path: String, data: Data, version: i32 },
+    Check { path: String, version: i32 },
+    GetData { path: String, #[serde(default)] watch: bool },
+    Exists { path: String, #[serde(default)] watch: bool },
+    GetChildren { path: String, #[serde(default)] watch: bool },
+    Sync { path: String },
+    Multi { ops: Vec<Op> },
+    AddWatch { path: String, recursive: bool },
     CloseSession,
 
     // --- generic objects (registers, key/value stores) ---
     /// Read a register or key (`key: None` for a single register).
-    Read {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        key: Option<String>,
-    },
-    Write {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        key: Option<String>,
-        value: i64,
-    },
-    Cas {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        key: Option<String>,
-        expected: i64,
-        new: i64,
-    },
-    Append {
-        key: String,
-        value: String,
-    },
-    Put {
-        key: String,
-        value: String,
-    },
-    Get {
-        key: String,
-    },
+    Read { #[serde(default, skip_serializing_if = "Option::is_none")] key: Option<String> },
+    Write { #[serde(default, skip_serializing_if = "Option::is_none")] key: Option<String>, value: i64 },
+    Cas { #[serde(default, skip_serializing_if = "Option::is_none")] key: Option<String>, expected: i64, new: i64 },
+    Append { key: String, value: String },
+    Put { key: String, value: String },
+    Get { key: String },
 
     // --- recipes ---
     /// Acquire a lock; `shared` for the read side of a read/write lock.
     /// Returns `Value::Token` (the fencing token).
-    Acquire {
-        lock: String,
-        #[serde(default)]
-        shared: bool,
-    },
-    Release {
-        lock: String,
-    },
+    Acquire { lock: String, #[serde(default)] shared: bool },
+    Release { lock: String },
     /// A write to a protected resource carrying a fencing token; the resource
     /// answers Ok if it accepted it.
-    FencedWrite {
-        resource: String,
-        token: i64,
-    },
-    Enqueue {
-        queue: String,
-        item: String,
-        #[serde(default)]
-        priority: i64,
-    },
+    FencedWrite { resource: String, token: i64 },
+    Enqueue { queue: String, item: String, #[serde(default)] priority: i64 },
     /// Returns `Value::Item` (`None` when empty, for a non-blocking take).
-    Dequeue {
-        queue: String,
-    },
+    Dequeue { queue: String },
     /// Stand for election; returns `Value::Token` (the leader's epoch/token)
     /// once elected.
-    Campaign {
-        election: String,
-    },
+    Campaign { election: String },
     /// Stop leading (or stop campaigning).
-    Resign {
-        election: String,
-    },
+    Resign { election: String },
     /// A leader acting as leader with its token (checked: one leader per epoch).
-    LeaderAct {
-        election: String,
-        token: i64,
-    },
-    BarrierEnter {
-        barrier: String,
-    },
-    BarrierLeave {
-        barrier: String,
-    },
+    LeaderAct { election: String, token: i64 },
+    BarrierEnter { barrier: String },
+    BarrierLeave { barrier: String },
     /// Wait until the barrier is removed / N have entered.
-    BarrierWait {
-        barrier: String,
-    },
+    BarrierWait { barrier: String },
     /// Put a single barrier up (its node created): waits invoked after this
     /// completed must not return before a `BarrierRemove`.
-    BarrierSet {
-        barrier: String,
-    },
+    BarrierSet { barrier: String },
     /// Take a single barrier down (its node deleted): releases the waiters.
-    BarrierRemove {
-        barrier: String,
-    },
+    BarrierRemove { barrier: String },
     /// Returns the new value as `Value::Int`.
-    Increment {
-        counter: String,
-        delta: i64,
-    },
-    CounterRead {
-        counter: String,
-    },
-    Join {
-        group: String,
-        member: String,
-    },
-    Leave {
-        group: String,
-        member: String,
-    },
+    Increment { counter: String, delta: i64 },
+    CounterRead { counter: String },
+    Join { group: String, member: String },
+    Leave { group: String, member: String },
     /// Returns the members as `Value::Names`.
-    Members {
-        group: String,
-    },
-    ConfigSet {
-        key: String,
-        value: String,
-    },
+    Members { group: String },
+    ConfigSet { key: String, value: String },
     /// Returns the value seen as `Value::Item` with its version in `Value::Versioned`.
-    ConfigGet {
-        key: String,
-    },
+    ConfigGet { key: String },
     /// A two-phase-commit site's vote.
-    Vote {
-        txn: String,
-        site: String,
-        commit: bool,
-    },
+    Vote { txn: String, site: String, commit: bool },
     /// The decision a site or the coordinator reached: `Value::Bool(true)` = commit.
-    Decide {
-        txn: String,
-        site: String,
-    },
-    Acquired {
-        semaphore: String,
-    },
-    Returned {
-        semaphore: String,
-    },
+    Decide { txn: String, site: String },
+    Acquired { semaphore: String },
+    Returned { semaphore: String },
 }
 
 /// How a node was created, as a history records it.
@@ -207,17 +92,12 @@ pub enum CreateModeRecord {
 
 impl CreateModeRecord {
     pub fn is_ephemeral(self) -> bool {
-        matches!(
-            self,
-            CreateModeRecord::Ephemeral | CreateModeRecord::EphemeralSequential
-        )
+        matches!(self, CreateModeRecord::Ephemeral | CreateModeRecord::EphemeralSequential)
     }
     pub fn is_sequential(self) -> bool {
         matches!(
             self,
-            CreateModeRecord::PersistentSequential
-                | CreateModeRecord::EphemeralSequential
-                | CreateModeRecord::PersistentSequentialWithTtl
+            CreateModeRecord::PersistentSequential | CreateModeRecord::EphemeralSequential | CreateModeRecord::PersistentSequentialWithTtl
         )
     }
 }
@@ -246,74 +126,35 @@ pub enum Value {
     /// A ZooKeeper error reply (`NoNode`, `BadVersion`, ...): the operation
     /// was decided by the server and changed nothing. For a failed multi,
     /// `results` holds the per-op codes.
-    Error {
-        code: String,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        results: Vec<MultiOpResult>,
-    },
-    Created {
-        path: String,
-        stat: StatRecord,
-    },
-    Stat {
-        stat: Option<StatRecord>,
-    },
-    Data {
-        data: Data,
-        stat: StatRecord,
-    },
-    Children {
-        children: Vec<String>,
-        stat: StatRecord,
-    },
-    Multi {
-        results: Vec<MultiOpResult>,
-    },
-    Int {
-        value: i64,
-    },
+    Error { code: String, #[serde(default, skip_serializing_if = "Vec::is_empty")] results: Vec<MultiOpResult> },
+    Created { path: String, stat: StatRecord },
+    Stat { stat: Option<StatRecord> },
+    Data { data: Data, stat: StatRecord },
+    Children { children: Vec<String>, stat: StatRecord },
+    Multi { results: Vec<MultiOpResult> },
+    Int { value: i64 },
     /// Absent register / key (a read of nil).
     Nil,
-    Str {
-        value: String,
-    },
-    Bool {
-        value: bool,
-    },
+    Str { value: String },
+    Bool { value: bool },
     /// A fencing token or leadership epoch.
-    Token {
-        token: i64,
-    },
-    Item {
-        item: Option<String>,
-    },
-    Versioned {
-        value: Option<String>,
-        version: i64,
-    },
-    Names {
-        names: Vec<String>,
-    },
+    Token { token: i64 },
+    Item { item: Option<String> },
+    Versioned { value: Option<String>, version: i64 },
+    Names { names: Vec<String> },
 }
 
 /// One op's result inside a multi.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum MultiOpResult {
-    Create {
-        path: String,
-        stat: StatRecord,
-    },
+    Create { path: String, stat: StatRecord },
     Delete,
-    SetData {
-        stat: StatRecord,
-    },
+    SetData { stat: StatRecord },
     Check,
     /// `code` is `Ok` for ops before the failing one, the error for the
     /// failing op, `RuntimeInconsistency` after it.
-    Error {
-        code: String,
-    },
+    Error { code: String },
 }
 
 /// A znode's Stat, as a history records it.
@@ -336,41 +177,14 @@ pub struct StatRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TxnRecord {
-    CreateSession {
-        session: SessionId,
-        timeout_ms: i64,
-    },
+    CreateSession { session: SessionId, timeout_ms: i64 },
     /// A session ended (closed or expired); its ephemerals went with it.
-    CloseSession {
-        session: SessionId,
-        #[serde(default)]
-        expired: bool,
-        deleted: Vec<String>,
-    },
-    Create {
-        path: String,
-        data: Data,
-        #[serde(default)]
-        ephemeral_owner: SessionId,
-        #[serde(default)]
-        session: SessionId,
-    },
-    Delete {
-        path: String,
-    },
-    SetData {
-        path: String,
-        data: Data,
-        version: i32,
-    },
-    Check {
-        path: String,
-    },
-    Multi {
-        txns: Vec<TxnRecord>,
-    },
+    CloseSession { session: SessionId, #[serde(default)] expired: bool, deleted: Vec<String> },
+    Create { path: String, data: Data, #[serde(default)] ephemeral_owner: SessionId, #[serde(default)] session: SessionId },
+    Delete { path: String },
+    SetData { path: String, data: Data, version: i32 },
+    Check { path: String },
+    Multi { txns: Vec<TxnRecord> },
     /// A request the server decided as an error: it changed nothing.
-    Error {
-        code: String,
-    },
+    Error { code: String },
 }
