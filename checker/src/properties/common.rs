@@ -118,9 +118,16 @@ pub fn last_alive(
 ) -> Time {
     let same =
         |c: ClientId, s: Option<SessionId>| c == client && (session.is_none() || s == session);
+    // Replies from the protected resource (fenced writes, leader actions) say
+    // nothing about the ZooKeeper session.
+    let talks_to_zk = |op: &Op| !matches!(op, Op::FencedWrite { .. } | Op::LeaderAct { .. });
     let from_ops = ops
         .iter()
-        .filter(|o| same(o.client, o.session) && matches!(o.outcome, Some(Outcome::Ok { .. })))
+        .filter(|o| {
+            same(o.client, o.session)
+                && talks_to_zk(&o.op)
+                && matches!(o.outcome, Some(Outcome::Ok { .. }))
+        })
         .filter_map(|o| o.completed)
         .filter(|t| *t < before);
     let from_events = h.events.iter().filter_map(|e| match e {

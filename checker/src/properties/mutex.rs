@@ -243,6 +243,18 @@ mod tests {
         b.session(40, 1, 7, "expired");
         b.ok(30, 35, 2, acq(false), tok(2));
         b.info(50, 55, 1, rel());
+        // The expired holder still writes to the resource: the resource's
+        // reply is no sign that its session was alive (fencing's business).
+        let w = b.invoke_s(
+            36,
+            1,
+            Some(7),
+            Op::FencedWrite {
+                resource: "db".into(),
+                token: 1,
+            },
+        );
+        b.complete(w, 37, crate::history::Outcome::Ok { value: Value::Unit });
         let r = check(&b.build(), &Params::default());
         assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
     }

@@ -104,7 +104,7 @@ pub fn render_html(history: &History, results: &[CheckResult]) -> String {
         y += h;
     }
     let height = y + 30.0;
-    let width = LEFT + PLOT_W + 20.0;
+    let width = LEFT + PLOT_W + 40.0;
 
     let mut svg = String::new();
     let _ = write!(
