@@ -7,5 +7,9 @@ pub mod formats;
 pub mod history;
 pub mod linearizability;
 pub mod models;
+pub mod properties;
+pub mod report;
+pub mod zk_consistency;
 
 pub use check::{check_file, check_history, CheckError, Report};
+pub use properties::{CheckResult, Params, Verdict, Violation};

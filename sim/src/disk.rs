@@ -51,7 +51,11 @@ impl Disk {
     /// What a restarting server reads back.
     pub fn load(&self) -> Durable<LogTxn> {
         let s = self.lock();
-        Durable { accepted_epoch: s.accepted_epoch, current_epoch: s.current_epoch, log: s.log.clone() }
+        Durable {
+            accepted_epoch: s.accepted_epoch,
+            current_epoch: s.current_epoch,
+            log: s.log.clone(),
+        }
     }
 
     /// Applies the replication core's writes. Returns a ticket to fsync if
@@ -76,7 +80,10 @@ impl Disk {
                 }
             }
         }
-        appended.then_some(FsyncTicket { generation: s.generation, len: s.log.len() })
+        appended.then_some(FsyncTicket {
+            generation: s.generation,
+            len: s.log.len(),
+        })
     }
 
     /// Completes an fsync; returns the zxid now durable, if any.

@@ -2,7 +2,9 @@
 //! server ↔ server messages, framed as length-prefixed bincode.
 
 use serde::{Deserialize, Serialize};
-use zkdst_recipes::zk::{AddWatchMode, CreateMode, EventType, MultiError, Op, OpResult, SessionId, Stat, ZkError, Zxid};
+use zkdst_recipes::zk::{
+    AddWatchMode, CreateMode, EventType, MultiError, Op, OpResult, SessionId, Stat, ZkError, Zxid,
+};
 
 use crate::disk::LogTxn;
 use crate::tree::Txn;
@@ -22,15 +24,40 @@ pub struct LoggedTxn {
 /// A client request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Request {
-    Create { path: String, data: Vec<u8>, mode: CreateMode },
-    Delete { path: String, version: i32 },
-    SetData { path: String, data: Vec<u8>, version: i32 },
+    Create {
+        path: String,
+        data: Vec<u8>,
+        mode: CreateMode,
+    },
+    Delete {
+        path: String,
+        version: i32,
+    },
+    SetData {
+        path: String,
+        data: Vec<u8>,
+        version: i32,
+    },
     Multi(Vec<Op>),
-    Exists { path: String, watch: bool },
-    GetData { path: String, watch: bool },
-    GetChildren { path: String, watch: bool },
-    Sync { path: String },
-    AddWatch { path: String, mode: AddWatchMode },
+    Exists {
+        path: String,
+        watch: bool,
+    },
+    GetData {
+        path: String,
+        watch: bool,
+    },
+    GetChildren {
+        path: String,
+        watch: bool,
+    },
+    Sync {
+        path: String,
+    },
+    AddWatch {
+        path: String,
+        mode: AddWatchMode,
+    },
     CloseSession,
 }
 
@@ -39,7 +66,11 @@ impl Request {
     pub fn is_write(&self) -> bool {
         matches!(
             self,
-            Request::Create { .. } | Request::Delete { .. } | Request::SetData { .. } | Request::Multi(_) | Request::CloseSession
+            Request::Create { .. }
+                | Request::Delete { .. }
+                | Request::SetData { .. }
+                | Request::Multi(_)
+                | Request::CloseSession
         )
     }
 
@@ -48,13 +79,17 @@ impl Request {
         let ops_len = |ops: &Vec<Op>| {
             ops.iter()
                 .map(|o| match o {
-                    Op::Create { path, data, .. } | Op::SetData { path, data, .. } => 16 + path.len() + data.len(),
+                    Op::Create { path, data, .. } | Op::SetData { path, data, .. } => {
+                        16 + path.len() + data.len()
+                    }
                     Op::Delete { path, .. } | Op::Check { path, .. } => 16 + path.len(),
                 })
                 .sum::<usize>()
         };
         match self {
-            Request::Create { path, data, .. } | Request::SetData { path, data, .. } => 28 + path.len() + data.len(),
+            Request::Create { path, data, .. } | Request::SetData { path, data, .. } => {
+                28 + path.len() + data.len()
+            }
             Request::Multi(ops) => 16 + ops_len(ops),
             Request::Delete { path, .. }
             | Request::Exists { path, .. }
@@ -88,7 +123,11 @@ pub enum Response {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ToServer {
     /// `session == 0` asks for a new session.
-    Connect { session: SessionId, last_zxid: Zxid, timeout_ms: i32 },
+    Connect {
+        session: SessionId,
+        last_zxid: Zxid,
+        timeout_ms: i32,
+    },
     /// Re-registers the client's watches after a reconnect.
     SetWatches {
         relative_zxid: Zxid,
@@ -98,7 +137,10 @@ pub enum ToServer {
         persistent: Vec<String>,
         persistent_recursive: Vec<String>,
     },
-    Request { xid: i64, request: Request },
+    Request {
+        xid: i64,
+        request: Request,
+    },
     Ping,
 }
 
@@ -106,30 +148,63 @@ pub enum ToServer {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ToClient {
     /// `timeout_ms == 0`: the session is expired (or unknown).
-    Connected { session: SessionId, timeout_ms: i32, server: ServerId },
-    Reply { xid: i64, zxid: Zxid, response: Response },
+    Connected {
+        session: SessionId,
+        timeout_ms: i32,
+        server: ServerId,
+    },
+    Reply {
+        xid: i64,
+        zxid: Zxid,
+        response: Response,
+    },
     /// A watch notification (ZooKeeper's xid -1 packet).
-    Event { event_type: EventType, path: String, zxid: Zxid },
-    Pong { zxid: Zxid },
+    Event {
+        event_type: EventType,
+        path: String,
+        zxid: Zxid,
+    },
+    Pong {
+        zxid: Zxid,
+    },
 }
 
 /// Server → server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum PeerMsg {
     /// First message on a connection: who is calling.
-    Hello { from: ServerId },
+    Hello {
+        from: ServerId,
+    },
     Zab(Msg<LogTxn>),
     /// A learner forwards a client's write to the leader.
-    Forward { session: SessionId, xid: i64, request: ForwardedWrite },
+    Forward {
+        session: SessionId,
+        xid: i64,
+        request: ForwardedWrite,
+    },
     /// Sessions heard from since the last report (learner → leader).
     Touch(Vec<SessionId>),
     /// A learner asks the leader to flush pending commits for a sync.
-    SyncRequest { session: SessionId, xid: i64 },
-    SyncReply { session: SessionId, xid: i64 },
+    SyncRequest {
+        session: SessionId,
+        xid: i64,
+    },
+    SyncReply {
+        session: SessionId,
+        xid: i64,
+    },
     /// A learner asks whether a reconnecting session is still alive.
-    Revalidate { session: SessionId, conn: u64 },
+    Revalidate {
+        session: SessionId,
+        conn: u64,
+    },
     /// `timeout_ms == 0`: expired.
-    Revalidated { session: SessionId, conn: u64, timeout_ms: i32 },
+    Revalidated {
+        session: SessionId,
+        conn: u64,
+        timeout_ms: i32,
+    },
 }
 
 /// A write forwarded to the leader.

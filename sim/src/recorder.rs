@@ -28,7 +28,10 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn new() -> Self {
-        Recorder { inner: Arc::new(Mutex::new(State::default())), origin: madsim::time::Instant::now() }
+        Recorder {
+            inner: Arc::new(Mutex::new(State::default())),
+            origin: madsim::time::Instant::now(),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -44,7 +47,10 @@ impl Recorder {
     }
 
     pub fn set_meta(&self, key: &str, value: impl Into<String>) {
-        self.lock().history.meta.insert(key.to_string(), value.into());
+        self.lock()
+            .history
+            .meta
+            .insert(key.to_string(), value.into());
     }
 
     pub fn invoke(&self, client: ClientId, session: Option<SessionId>, op: Op) -> OpId {
@@ -52,13 +58,25 @@ impl Recorder {
         let mut s = self.lock();
         s.next_op += 1;
         let id = s.next_op;
-        s.history.events.push(Event::Invoke { id, time, client, session, op });
+        s.history.events.push(Event::Invoke {
+            id,
+            time,
+            client,
+            session,
+            op,
+        });
         id
     }
 
     pub fn complete(&self, id: OpId, client: ClientId, outcome: Outcome, zxid: Option<Zxid>) {
         let time = self.now_ns();
-        self.lock().history.events.push(Event::Complete { id, time, client, outcome, zxid });
+        self.lock().history.events.push(Event::Complete {
+            id,
+            time,
+            client,
+            outcome,
+            zxid,
+        });
     }
 
     /// A server applied `zxid`; recorded once, by the first to apply it.
@@ -70,27 +88,65 @@ impl Recorder {
         }
         s.last_commit = zxid;
         let txn = txn_record(&logged.txn, logged.session);
-        s.history.events.push(Event::Commit { time, server, zxid, txn });
+        s.history.events.push(Event::Commit {
+            time,
+            server,
+            zxid,
+            txn,
+        });
     }
 
     pub fn fault(&self, kind: &str, targets: Vec<String>, detail: impl Into<String>) {
         let time = self.now_ns();
-        self.lock().history.events.push(Event::Fault { time, kind: kind.to_string(), targets, detail: detail.into() });
+        self.lock().history.events.push(Event::Fault {
+            time,
+            kind: kind.to_string(),
+            targets,
+            detail: detail.into(),
+        });
     }
 
-    pub fn session_event(&self, client: ClientId, session: SessionId, state: &str, server: Option<ServerId>) {
+    pub fn session_event(
+        &self,
+        client: ClientId,
+        session: SessionId,
+        state: &str,
+        server: Option<ServerId>,
+    ) {
         let time = self.now_ns();
-        self.lock().history.events.push(Event::Session { time, client, session, state: state.to_string(), server });
+        self.lock().history.events.push(Event::Session {
+            time,
+            client,
+            session,
+            state: state.to_string(),
+            server,
+        });
     }
 
-    pub fn watch_event(&self, client: ClientId, session: SessionId, event: &str, path: Option<String>) {
+    pub fn watch_event(
+        &self,
+        client: ClientId,
+        session: SessionId,
+        event: &str,
+        path: Option<String>,
+    ) {
         let time = self.now_ns();
-        self.lock().history.events.push(Event::Watch { time, client, session, event: event.to_string(), path });
+        self.lock().history.events.push(Event::Watch {
+            time,
+            client,
+            session,
+            event: event.to_string(),
+            path,
+        });
     }
 
     pub fn note(&self, client: Option<ClientId>, text: impl Into<String>) {
         let time = self.now_ns();
-        self.lock().history.events.push(Event::Note { time, client, text: text.into() });
+        self.lock().history.events.push(Event::Note {
+            time,
+            client,
+            text: text.into(),
+        });
     }
 
     /// A copy of the history so far.
@@ -117,16 +173,50 @@ impl Default for Recorder {
 /// A transaction as the history records it.
 pub fn txn_record(txn: &Txn, session: SessionId) -> TxnRecord {
     match txn {
-        Txn::CreateSession { session, timeout_ms } => TxnRecord::CreateSession { session: *session, timeout_ms: *timeout_ms as i64 },
-        Txn::CloseSession { session } => TxnRecord::CloseSession { session: *session, expired: false, deleted: Vec::new() },
-        Txn::Create { path, data, ephemeral_owner, .. } => {
-            TxnRecord::Create { path: path.clone(), data: Data(data.clone()), ephemeral_owner: *ephemeral_owner, session }
+        Txn::CreateSession {
+            session,
+            timeout_ms,
+        } => TxnRecord::CreateSession {
+            session: *session,
+            timeout_ms: *timeout_ms as i64,
+        },
+        Txn::CloseSession { session } => TxnRecord::CloseSession {
+            session: *session,
+            expired: false,
+            deleted: Vec::new(),
+        },
+        Txn::Create {
+            path,
+            data,
+            ephemeral_owner,
+            ..
+        } => TxnRecord::Create {
+            path: path.clone(),
+            data: Data(data.clone()),
+            ephemeral_owner: *ephemeral_owner,
+            session,
+        },
+        Txn::Delete { path } | Txn::DeleteContainer { path } => {
+            TxnRecord::Delete { path: path.clone() }
         }
-        Txn::Delete { path } | Txn::DeleteContainer { path } => TxnRecord::Delete { path: path.clone() },
-        Txn::SetData { path, data, version } => TxnRecord::SetData { path: path.clone(), data: Data(data.clone()), version: *version },
+        Txn::SetData {
+            path,
+            data,
+            version,
+        } => TxnRecord::SetData {
+            path: path.clone(),
+            data: Data(data.clone()),
+            version: *version,
+        },
         Txn::Check { path, .. } => TxnRecord::Check { path: path.clone() },
-        Txn::Multi(txns) => TxnRecord::Multi { txns: txns.iter().map(|t| txn_record(t, session)).collect() },
-        Txn::Error(e) => TxnRecord::Error { code: e.name().to_string() },
-        Txn::MultiError { error, .. } => TxnRecord::Error { code: error.name().to_string() },
+        Txn::Multi(txns) => TxnRecord::Multi {
+            txns: txns.iter().map(|t| txn_record(t, session)).collect(),
+        },
+        Txn::Error(e) => TxnRecord::Error {
+            code: e.name().to_string(),
+        },
+        Txn::MultiError { error, .. } => TxnRecord::Error {
+            code: error.name().to_string(),
+        },
     }
 }

@@ -29,7 +29,10 @@ pub struct SessionTracker {
 
 impl SessionTracker {
     pub fn new(tick_ms: u64) -> Self {
-        SessionTracker { tick_ms: tick_ms.max(1), sessions: BTreeMap::new() }
+        SessionTracker {
+            tick_ms: tick_ms.max(1),
+            sessions: BTreeMap::new(),
+        }
     }
 
     /// `roundToNextInterval(now + timeout)`.
@@ -41,7 +44,14 @@ impl SessionTracker {
     /// which restarts every session's clock).
     pub fn add(&mut self, session: SessionId, timeout_ms: u64, now_ms: u64) {
         let expires_at_ms = self.deadline(now_ms, timeout_ms);
-        self.sessions.insert(session, Tracked { timeout_ms, expires_at_ms, closing: false });
+        self.sessions.insert(
+            session,
+            Tracked {
+                timeout_ms,
+                expires_at_ms,
+                closing: false,
+            },
+        );
     }
 
     /// Traffic from the session: pushes its deadline. False if the session

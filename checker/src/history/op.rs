@@ -136,6 +136,15 @@ pub enum Op {
     BarrierWait {
         barrier: String,
     },
+    /// Put a single barrier up (its node created): waits invoked after this
+    /// completed must not return before a `BarrierRemove`.
+    BarrierSet {
+        barrier: String,
+    },
+    /// Take a single barrier down (its node deleted): releases the waiters.
+    BarrierRemove {
+        barrier: String,
+    },
     /// Returns the new value as `Value::Int`.
     Increment {
         counter: String,

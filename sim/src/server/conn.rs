@@ -15,10 +15,17 @@ pub enum ConnState {
     /// Waiting for the Connect packet.
     New,
     /// A new session is being created through the leader.
-    Creating { session: SessionId, timeout_ms: i32 },
+    Creating {
+        session: SessionId,
+        timeout_ms: i32,
+    },
     /// An existing session is being revalidated with the leader.
-    Revalidating { session: SessionId },
-    Open { session: SessionId },
+    Revalidating {
+        session: SessionId,
+    },
+    Open {
+        session: SessionId,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -29,7 +36,10 @@ pub enum Stage {
     AwaitCommit,
     /// A sync, awaiting the leader's reply.
     AwaitSync,
-    Done { zxid: Zxid, response: Response },
+    Done {
+        zxid: Zxid,
+        response: Response,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -49,7 +59,11 @@ pub struct Conn {
 
 impl Conn {
     pub fn new() -> Self {
-        Conn { state: ConnState::New, queue: VecDeque::new(), close_when_drained: false }
+        Conn {
+            state: ConnState::New,
+            queue: VecDeque::new(),
+            close_when_drained: false,
+        }
     }
 
     pub fn session(&self) -> Option<SessionId> {

@@ -16,7 +16,9 @@ use super::conn::{Conn, ConnId, ConnState, Pending, Stage};
 use crate::disk::LogTxn;
 use crate::proto::{ForwardedWrite, LoggedTxn, PeerMsg, Request, Response, ToClient, ToServer};
 use crate::session::{negotiate_timeout, SessionTracker};
-use crate::tree::{DataTree, PrepConfig, Txn, TxnResult, WatchManager, WriteRequest, JUTE_MAX_BUFFER};
+use crate::tree::{
+    DataTree, PrepConfig, Txn, TxnResult, WatchManager, WriteRequest, JUTE_MAX_BUFFER,
+};
 use crate::zab::{DiskOp, Durable, Peer, ServerId, ZabConfig};
 
 /// Virtual wall clock origin for txn timestamps (2026-01-01T00:00:00Z), so
@@ -75,7 +77,13 @@ pub struct ServerCore {
 impl ServerCore {
     /// A server starting from its disk. `incarnation` distinguishes restarts
     /// (it seeds unique session ids); `seed` drives children shuffling.
-    pub fn new(cfg: ServerConfig, durable: Durable<LogTxn>, incarnation: u64, seed: u64, now_ms: u64) -> Self {
+    pub fn new(
+        cfg: ServerConfig,
+        durable: Durable<LogTxn>,
+        incarnation: u64,
+        seed: u64,
+        now_ms: u64,
+    ) -> Self {
         let peer = Peer::new(cfg.id, cfg.servers.clone(), cfg.zab, durable);
         let mut core = ServerCore {
             tracker: SessionTracker::new(cfg.tick_ms),
@@ -166,11 +174,17 @@ impl ServerCore {
                 self.peer.step(from, m);
                 self.after_peer();
             }
-            PeerMsg::Forward { session, xid, request } => {
+            PeerMsg::Forward {
+                session,
+                xid,
+                request,
+            } => {
                 if self.peer.is_leader() {
                     let req = match request {
                         ForwardedWrite::Request(r) => to_write_request(r),
-                        ForwardedWrite::CreateSession { timeout_ms } => Some(WriteRequest::CreateSession { timeout_ms }),
+                        ForwardedWrite::CreateSession { timeout_ms } => {
+                            Some(WriteRequest::CreateSession { timeout_ms })
+                        }
                     };
                     if let Some(req) = req {
                         self.leader_submit(session, xid, req);
@@ -189,10 +203,21 @@ impl ServerCore {
             PeerMsg::Revalidate { session, conn } => {
                 if self.peer.is_leader() {
                     let timeout_ms = self.revalidate(session);
-                    self.out.peers.push((from, PeerMsg::Revalidated { session, conn, timeout_ms }));
+                    self.out.peers.push((
+                        from,
+                        PeerMsg::Revalidated {
+                            session,
+                            conn,
+                            timeout_ms,
+                        },
+                    ));
                 }
             }
-            PeerMsg::Revalidated { session, conn, timeout_ms } => self.revalidated(session, conn, timeout_ms),
+            PeerMsg::Revalidated {
+                session,
+                conn,
+                timeout_ms,
+            } => self.revalidated(session, conn, timeout_ms),
         }
     }
 
@@ -218,9 +243,15 @@ impl ServerCore {
 
     pub fn on_client(&mut self, now_ms: u64, conn: ConnId, msg: ToServer) {
         self.now_ms = now_ms;
-        let Some(c) = self.conns.get(&conn) else { return };
+        let Some(c) = self.conns.get(&conn) else {
+            return;
+        };
         match msg {
-            ToServer::Connect { session, last_zxid, timeout_ms } => {
+            ToServer::Connect {
+                session,
+                last_zxid,
+                timeout_ms,
+            } => {
                 if c.state != ConnState::New {
                     return self.close_conn(conn);
                 }
@@ -232,9 +263,14 @@ impl ServerCore {
                 let timeout_ms = negotiate_timeout(timeout_ms, self.cfg.tick_ms);
                 if session == 0 {
                     self.next_session += 1;
-                    let id = ((self.cfg.id as i64) << 56) | (((self.incarnation & 0xffff) as i64) << 40) | self.next_session as i64;
+                    let id = ((self.cfg.id as i64) << 56)
+                        | (((self.incarnation & 0xffff) as i64) << 40)
+                        | self.next_session as i64;
                     if let Some(c) = self.conns.get_mut(&conn) {
-                        c.state = ConnState::Creating { session: id, timeout_ms };
+                        c.state = ConnState::Creating {
+                            session: id,
+                            timeout_ms,
+                        };
                     }
                     self.forward(id, 0, ForwardedWrite::CreateSession { timeout_ms });
                 } else {
@@ -245,11 +281,20 @@ impl ServerCore {
                         let t = self.revalidate(session);
                         self.revalidated(session, conn, t);
                     } else if let Some(l) = self.peer.leader() {
-                        self.out.peers.push((l, PeerMsg::Revalidate { session, conn }));
+                        self.out
+                            .peers
+                            .push((l, PeerMsg::Revalidate { session, conn }));
                     }
                 }
             }
-            ToServer::SetWatches { relative_zxid, data, exist, child, persistent, persistent_recursive } => {
+            ToServer::SetWatches {
+                relative_zxid,
+                data,
+                exist,
+                child,
+                persistent,
+                persistent_recursive,
+            } => {
                 let Some(session) = c.session() else { return };
                 self.touch(session);
                 let events = self.watches.set_watches(
@@ -265,7 +310,14 @@ impl ServerCore {
                 let zxid = self.tree.last_zxid();
                 for e in events {
                     if let Some(path) = e.path {
-                        self.out.clients.push((conn, ToClient::Event { event_type: e.event_type, path, zxid }));
+                        self.out.clients.push((
+                            conn,
+                            ToClient::Event {
+                                event_type: e.event_type,
+                                path,
+                                zxid,
+                            },
+                        ));
                     }
                 }
             }
@@ -277,7 +329,9 @@ impl ServerCore {
                 }
             }
             ToServer::Request { xid, request } => {
-                let Some(session) = c.session() else { return self.close_conn(conn) };
+                let Some(session) = c.session() else {
+                    return self.close_conn(conn);
+                };
                 self.touch(session);
                 if request.wire_len() > JUTE_MAX_BUFFER {
                     // "Len error": the server drops the connection.
@@ -291,7 +345,11 @@ impl ServerCore {
                     Stage::Read
                 };
                 let c = self.conns.get_mut(&conn).expect("checked above");
-                c.queue.push_back(Pending { xid, request: request.clone(), stage: stage.clone() });
+                c.queue.push_back(Pending {
+                    xid,
+                    request: request.clone(),
+                    stage: stage.clone(),
+                });
                 match stage {
                     Stage::AwaitCommit => {
                         self.forward(session, xid, ForwardedWrite::Request(request));
@@ -301,7 +359,9 @@ impl ServerCore {
                             let me = self.cfg.id;
                             self.leader_sync(me, session, xid);
                         } else if let Some(l) = self.peer.leader() {
-                            self.out.peers.push((l, PeerMsg::SyncRequest { session, xid }));
+                            self.out
+                                .peers
+                                .push((l, PeerMsg::SyncRequest { session, xid }));
                         }
                     }
                     _ => {}
@@ -331,19 +391,30 @@ impl ServerCore {
         if self.peer.is_leader() {
             let req = match request {
                 ForwardedWrite::Request(r) => to_write_request(r),
-                ForwardedWrite::CreateSession { timeout_ms } => Some(WriteRequest::CreateSession { timeout_ms }),
+                ForwardedWrite::CreateSession { timeout_ms } => {
+                    Some(WriteRequest::CreateSession { timeout_ms })
+                }
             };
             if let Some(req) = req {
                 self.leader_submit(session, xid, req);
             }
         } else if let Some(l) = self.peer.leader() {
-            self.out.peers.push((l, PeerMsg::Forward { session, xid, request }));
+            self.out.peers.push((
+                l,
+                PeerMsg::Forward {
+                    session,
+                    xid,
+                    request,
+                },
+            ));
         }
     }
 
     /// Leader: prepare, propose, and apply to the speculative tree.
     fn leader_submit(&mut self, session: SessionId, xid: i64, req: WriteRequest) {
-        let Some(spec) = self.spec.as_mut() else { return };
+        let Some(spec) = self.spec.as_mut() else {
+            return;
+        };
         let time_ms = EPOCH_MS + self.now_ms as i64;
         let txn = crate::tree::prep(spec, session, &req, time_ms, &self.cfg.prep);
         match (&req, &txn) {
@@ -353,7 +424,12 @@ impl ServerCore {
             (WriteRequest::CloseSession, _) => self.tracker.set_closing(session),
             _ => {}
         }
-        let logged = Arc::new(LoggedTxn { session, xid, time_ms, txn });
+        let logged = Arc::new(LoggedTxn {
+            session,
+            xid,
+            time_ms,
+            txn,
+        });
         if let Ok(zxid) = self.peer.propose(logged.clone()) {
             spec.apply(zxid, time_ms, &logged.txn);
         }
@@ -361,7 +437,9 @@ impl ServerCore {
     }
 
     fn reap_containers(&mut self) {
-        let Some(spec) = self.spec.as_ref() else { return };
+        let Some(spec) = self.spec.as_ref() else {
+            return;
+        };
         let mut paths = spec.containers_to_reap();
         paths.extend(spec.ttl_expired(EPOCH_MS + self.now_ms as i64));
         for path in paths {
@@ -378,7 +456,9 @@ impl ServerCore {
     }
 
     fn revalidated(&mut self, session: SessionId, conn: ConnId, timeout_ms: i32) {
-        let Some(c) = self.conns.get_mut(&conn) else { return };
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
         if c.state != (ConnState::Revalidating { session }) {
             return;
         }
@@ -392,9 +472,23 @@ impl ServerCore {
                     self.conns.remove(&old);
                 }
             }
-            self.out.clients.push((conn, ToClient::Connected { session, timeout_ms, server }));
+            self.out.clients.push((
+                conn,
+                ToClient::Connected {
+                    session,
+                    timeout_ms,
+                    server,
+                },
+            ));
         } else {
-            self.out.clients.push((conn, ToClient::Connected { session, timeout_ms: 0, server }));
+            self.out.clients.push((
+                conn,
+                ToClient::Connected {
+                    session,
+                    timeout_ms: 0,
+                    server,
+                },
+            ));
             self.close_conn(conn);
         }
     }
@@ -415,12 +509,16 @@ impl ServerCore {
         if to == self.cfg.id {
             self.sync_done(session, xid);
         } else {
-            self.out.peers.push((to, PeerMsg::SyncReply { session, xid }));
+            self.out
+                .peers
+                .push((to, PeerMsg::SyncReply { session, xid }));
         }
     }
 
     fn sync_done(&mut self, session: SessionId, xid: i64) {
-        let Some(&conn) = self.session_conn.get(&session) else { return };
+        let Some(&conn) = self.session_conn.get(&session) else {
+            return;
+        };
         let zxid = self.tree.last_zxid();
         if let Some(c) = self.conns.get_mut(&conn) {
             c.complete(xid, zxid, Response::Sync);
@@ -431,7 +529,9 @@ impl ServerCore {
     /// Sends every reply at the head of the connection's queue that is ready.
     fn drain(&mut self, conn: ConnId) {
         loop {
-            let Some(c) = self.conns.get_mut(&conn) else { return };
+            let Some(c) = self.conns.get_mut(&conn) else {
+                return;
+            };
             let Some(head) = c.queue.front() else { break };
             let (zxid, response) = match &head.stage {
                 Stage::Read => {
@@ -445,7 +545,14 @@ impl ServerCore {
             };
             let c = self.conns.get_mut(&conn).expect("present");
             let head = c.queue.pop_front().expect("present");
-            self.out.clients.push((conn, ToClient::Reply { xid: head.xid, zxid, response }));
+            self.out.clients.push((
+                conn,
+                ToClient::Reply {
+                    xid: head.xid,
+                    zxid,
+                    response,
+                },
+            ));
         }
         if let Some(c) = self.conns.get(&conn) {
             if c.close_when_drained && c.queue.is_empty() {
@@ -456,7 +563,10 @@ impl ServerCore {
 
     fn read(&mut self, session: SessionId, req: &Request) -> Response {
         let path = match req {
-            Request::Exists { path, .. } | Request::GetData { path, .. } | Request::GetChildren { path, .. } | Request::AddWatch { path, .. } => path,
+            Request::Exists { path, .. }
+            | Request::GetData { path, .. }
+            | Request::GetChildren { path, .. }
+            | Request::AddWatch { path, .. } => path,
             _ => return Response::Error(ZkError::Unimplemented),
         };
         if validate_path(path, false).is_err() {
@@ -471,14 +581,22 @@ impl ServerCore {
                 }
             }
             Request::GetData { watch, .. } => {
-                let r = if *watch { self.watches.get_data_watch(&self.tree, path, session) } else { self.tree.get_data(path) };
+                let r = if *watch {
+                    self.watches.get_data_watch(&self.tree, path, session)
+                } else {
+                    self.tree.get_data(path)
+                };
                 match r {
                     Some((data, stat)) => Response::GetData { data, stat },
                     None => Response::Error(ZkError::NoNode),
                 }
             }
             Request::GetChildren { watch, .. } => {
-                let r = if *watch { self.watches.get_children_watch(&self.tree, path, session) } else { self.tree.get_children(path) };
+                let r = if *watch {
+                    self.watches.get_children_watch(&self.tree, path, session)
+                } else {
+                    self.tree.get_children(path)
+                };
                 match r {
                     Some((mut children, stat)) => {
                         if self.cfg.shuffle_children {
@@ -551,12 +669,23 @@ impl ServerCore {
         if applied != 0 && self.peer.position(applied).is_none() {
             // Our applied state is not on our log any more: only possible if
             // a committed txn was truncated. Rebuild from the log.
-            tracing::error!(server = self.cfg.id, applied, "applied zxid missing from the log; rebuilding the tree");
+            tracing::error!(
+                server = self.cfg.id,
+                applied,
+                "applied zxid missing from the log; rebuilding the tree"
+            );
             self.tree = DataTree::new();
         }
         let from = self.peer.upper_bound(self.tree.last_zxid());
         let to = self.peer.upper_bound(commit);
-        let entries: Vec<_> = self.peer.log().iter().skip(from).take(to - from).cloned().collect();
+        let entries: Vec<_> = self
+            .peer
+            .log()
+            .iter()
+            .skip(from)
+            .take(to - from)
+            .cloned()
+            .collect();
         for e in entries {
             self.apply_one(e.zxid, e.txn);
         }
@@ -567,7 +696,14 @@ impl ServerCore {
         self.out.applied.push((zxid, logged.clone()));
         for (session, ev) in self.watches.trigger(&applied.triggers) {
             if let (Some(&conn), Some(path)) = (self.session_conn.get(&session), ev.path) {
-                self.out.clients.push((conn, ToClient::Event { event_type: ev.event_type, path, zxid }));
+                self.out.clients.push((
+                    conn,
+                    ToClient::Event {
+                        event_type: ev.event_type,
+                        path,
+                        zxid,
+                    },
+                ));
             }
         }
         let session = logged.session;
@@ -576,14 +712,27 @@ impl ServerCore {
                 let waiting = self
                     .conns
                     .iter()
-                    .find(|(_, c)| c.state == ConnState::Creating { session, timeout_ms: *timeout_ms })
+                    .find(|(_, c)| {
+                        c.state
+                            == ConnState::Creating {
+                                session,
+                                timeout_ms: *timeout_ms,
+                            }
+                    })
                     .map(|(id, _)| *id);
                 if let Some(conn) = waiting {
                     let c = self.conns.get_mut(&conn).expect("found");
                     c.state = ConnState::Open { session };
                     self.session_conn.insert(session, conn);
                     let server = self.cfg.id;
-                    self.out.clients.push((conn, ToClient::Connected { session, timeout_ms: *timeout_ms, server }));
+                    self.out.clients.push((
+                        conn,
+                        ToClient::Connected {
+                            session,
+                            timeout_ms: *timeout_ms,
+                            server,
+                        },
+                    ));
                 }
             }
             (Txn::CloseSession { .. }, _) => {
@@ -592,7 +741,10 @@ impl ServerCore {
                 }
                 self.watches.remove_session(session);
                 if let Some(&conn) = self.session_conn.get(&session) {
-                    let asked = self.conns.get_mut(&conn).is_some_and(|c| c.complete(logged.xid, zxid, Response::CloseSession));
+                    let asked = self
+                        .conns
+                        .get_mut(&conn)
+                        .is_some_and(|c| c.complete(logged.xid, zxid, Response::CloseSession));
                     if asked {
                         if let Some(c) = self.conns.get_mut(&conn) {
                             c.close_when_drained = true;
@@ -632,7 +784,15 @@ fn to_write_request(r: Request) -> Option<WriteRequest> {
     Some(match r {
         Request::Create { path, data, mode } => WriteRequest::Create { path, data, mode },
         Request::Delete { path, version } => WriteRequest::Delete { path, version },
-        Request::SetData { path, data, version } => WriteRequest::SetData { path, data, version },
+        Request::SetData {
+            path,
+            data,
+            version,
+        } => WriteRequest::SetData {
+            path,
+            data,
+            version,
+        },
         Request::Multi(ops) => WriteRequest::Multi(ops),
         Request::CloseSession => WriteRequest::CloseSession,
         _ => return None,

@@ -16,10 +16,10 @@ use madsim::task::JoinHandle;
 use super::conn::ConnId;
 use super::core::{ServerConfig, ServerCore};
 use crate::disk::{Disk, FsyncTicket};
+use crate::net::{encoded, read_frame, writer, WriteCmd};
 use crate::proto::{PeerMsg, ToClient, ToServer};
 use crate::recorder::Recorder;
 use crate::tree::DataTree;
-use crate::net::{encoded, read_frame, writer, WriteCmd};
 use crate::zab::{Role, ServerId, Zxid};
 
 pub const CLIENT_PORT: u16 = 2181;
@@ -80,14 +80,27 @@ impl ServerNode {
         let me = self.cfg.id;
         let incarnation = self.disk.next_incarnation();
         let seed: u64 = madsim::rand::thread_rng().gen();
-        let mut core = ServerCore::new(self.cfg.clone(), self.disk.load(), incarnation, seed, self.recorder.now_ms());
+        let mut core = ServerCore::new(
+            self.cfg.clone(),
+            self.disk.load(),
+            incarnation,
+            seed,
+            self.recorder.now_ms(),
+        );
         let (tx, mut rx) = mpsc::unbounded::<Ev>();
 
         let mut tasks: Vec<JoinHandle<()>> = Vec::new();
-        let Ok(peer_listener) = TcpListener::bind(peer_addr(me)).await else { return };
-        let Ok(client_listener) = TcpListener::bind(client_addr(me)).await else { return };
+        let Ok(peer_listener) = TcpListener::bind(peer_addr(me)).await else {
+            return;
+        };
+        let Ok(client_listener) = TcpListener::bind(client_addr(me)).await else {
+            return;
+        };
         tasks.push(madsim::task::spawn(accept_peers(peer_listener, tx.clone())));
-        tasks.push(madsim::task::spawn(accept_clients(client_listener, tx.clone())));
+        tasks.push(madsim::task::spawn(accept_clients(
+            client_listener,
+            tx.clone(),
+        )));
         let mut links: BTreeMap<ServerId, mpsc::UnboundedSender<WriteCmd>> = BTreeMap::new();
         for &s in self.cfg.servers.iter().filter(|s| **s != me) {
             let (ltx, lrx) = mpsc::unbounded();
@@ -107,10 +120,18 @@ impl ServerNode {
             }
         }));
 
-        let mut conns: BTreeMap<ConnId, (mpsc::UnboundedSender<WriteCmd>, JoinHandle<()>)> = BTreeMap::new();
+        let mut conns: BTreeMap<ConnId, (mpsc::UnboundedSender<WriteCmd>, JoinHandle<()>)> =
+            BTreeMap::new();
         let mut fsync_in_flight = false;
         let mut fsync_next: Option<FsyncTicket> = None;
-        self.flush(&mut core, &links, &mut conns, &tx, &mut fsync_in_flight, &mut fsync_next);
+        self.flush(
+            &mut core,
+            &links,
+            &mut conns,
+            &tx,
+            &mut fsync_in_flight,
+            &mut fsync_next,
+        );
 
         while let Some(ev) = rx.next().await {
             let now = self.recorder.now_ms();
@@ -134,7 +155,14 @@ impl ServerNode {
                     }
                 }
             }
-            self.flush(&mut core, &links, &mut conns, &tx, &mut fsync_in_flight, &mut fsync_next);
+            self.flush(
+                &mut core,
+                &links,
+                &mut conns,
+                &tx,
+                &mut fsync_in_flight,
+                &mut fsync_next,
+            );
         }
         for t in tasks {
             t.abort();
@@ -205,7 +233,10 @@ async fn accept_peers(l: TcpListener, tx: EvTx) {
         madsim::task::spawn(async move {
             let (mut r, _w) = tokio::io::split(stream);
             let mut buf = Vec::new();
-            let Some(PeerMsg::Hello { from }) = read_frame::<PeerMsg>(&mut r, &mut buf).await else { return };
+            let Some(PeerMsg::Hello { from }) = read_frame::<PeerMsg>(&mut r, &mut buf).await
+            else {
+                return;
+            };
             while let Some(msg) = read_frame::<PeerMsg>(&mut r, &mut buf).await {
                 if tx.unbounded_send(Ev::Peer(from, msg)).is_err() {
                     return;
@@ -243,7 +274,12 @@ async fn accept_clients(l: TcpListener, tx: EvTx) {
 /// Keeps a connection to `to` and writes our messages on it. Messages
 /// queued while the link is down are dropped, as a reset TCP connection
 /// loses them; the protocol recovers through timeouts and resync.
-async fn peer_link(me: ServerId, to: ServerId, mut rx: mpsc::UnboundedReceiver<WriteCmd>, tx: EvTx) {
+async fn peer_link(
+    me: ServerId,
+    to: ServerId,
+    mut rx: mpsc::UnboundedReceiver<WriteCmd>,
+    tx: EvTx,
+) {
     loop {
         let stream = match TcpStream::connect(peer_addr(to)).await {
             Ok(s) => s,
@@ -256,7 +292,11 @@ async fn peer_link(me: ServerId, to: ServerId, mut rx: mpsc::UnboundedReceiver<W
         let (_r, mut w) = tokio::io::split(stream);
         let mut hello = Vec::new();
         crate::proto::frame::encode(&PeerMsg::Hello { from: me }, &mut hello);
-        if tokio::io::AsyncWriteExt::write_all(&mut w, &hello).await.is_err() || tokio::io::AsyncWriteExt::flush(&mut w).await.is_err() {
+        if tokio::io::AsyncWriteExt::write_all(&mut w, &hello)
+            .await
+            .is_err()
+            || tokio::io::AsyncWriteExt::flush(&mut w).await.is_err()
+        {
             madsim::time::sleep(Duration::from_millis(50)).await;
             continue;
         }

@@ -1,0 +1,299 @@
+//! Barriers.
+//!
+//! `barrier` (single barrier): with `BarrierSet`/`BarrierRemove` ops, a
+//! `BarrierWait` invoked after the barrier was set must not return before a
+//! removal was invoked; without them, a `BarrierWait` must not return before
+//! N clients invoked `BarrierEnter` (N = `barrier_size`, else the number of
+//! distinct clients that entered).
+//!
+//! `double-barrier`: a client's k-th enter/leave belongs to round k. Nobody
+//! passes enter before N clients entered the round; nobody leaves before N
+//! entered; nobody passes leave before all who entered the round left.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::history::{ClientId, History, Op, Operation, Time};
+
+use super::common::{describe, operations, succeeded};
+use super::result::{ms, CheckResult, Violation};
+use super::Params;
+
+pub const NAME: &str = "barrier";
+pub const DOUBLE: &str = "double-barrier";
+
+fn name_of(op: &Op) -> Option<&str> {
+    match op {
+        Op::BarrierEnter { barrier }
+        | Op::BarrierLeave { barrier }
+        | Op::BarrierWait { barrier }
+        | Op::BarrierSet { barrier }
+        | Op::BarrierRemove { barrier } => Some(barrier),
+        _ => None,
+    }
+}
+
+fn clients_invoked_before<'a>(
+    xs: impl Iterator<Item = &'a &'a Operation>,
+    t: Time,
+) -> BTreeSet<ClientId> {
+    xs.filter(|o| o.invoked < t).map(|o| o.client).collect()
+}
+
+pub fn check(h: &History, p: &Params) -> CheckResult {
+    let ops = match operations(h, NAME) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let mut r = CheckResult::new(NAME);
+    let mut by_name: BTreeMap<&str, Vec<&Operation>> = BTreeMap::new();
+    for o in &ops {
+        if let Some(n) = name_of(&o.op) {
+            by_name.entry(n).or_default().push(o);
+        }
+    }
+    for (name, os) in by_name {
+        let of = |f: fn(&Op) -> bool| {
+            os.iter()
+                .filter(move |o| f(&o.op))
+                .copied()
+                .collect::<Vec<&Operation>>()
+        };
+        let sets = of(|o| matches!(o, Op::BarrierSet { .. }));
+        let removes = of(|o| matches!(o, Op::BarrierRemove { .. }));
+        let enters = of(|o| matches!(o, Op::BarrierEnter { .. }));
+        let waits: Vec<&Operation> = of(|o| matches!(o, Op::BarrierWait { .. }))
+            .into_iter()
+            .filter(|w| succeeded(w))
+            .collect();
+        for w in waits {
+            let Some(passed) = w.completed else { continue };
+            if !sets.is_empty() {
+                let set = sets
+                    .iter()
+                    .filter(|s| succeeded(s) && s.completed.is_some_and(|t| t < w.invoked))
+                    .max_by_key(|s| s.completed);
+                let Some(set) = set else { continue };
+                if !removes
+                    .iter()
+                    .any(|x| x.invoked > set.invoked && x.invoked < passed && x.may_have_happened())
+                {
+                    r.violation(
+                        Violation::new("passed-before-removal", format!("barrier {name}: {} returned at {} although the barrier set by {} had not been removed yet", describe(w), ms(passed), describe(set)))
+                            .ops([w.id, set.id])
+                            .clients([w.client])
+                            .times([passed]),
+                    );
+                }
+            } else if !enters.is_empty() {
+                let n = p.barrier_size.unwrap_or_else(|| {
+                    enters
+                        .iter()
+                        .map(|e| e.client)
+                        .collect::<BTreeSet<_>>()
+                        .len()
+                });
+                let entered = clients_invoked_before(enters.iter(), passed);
+                if entered.len() < n {
+                    r.violation(
+                        Violation::new("passed-before-n-entered", format!("barrier {name}: {} returned at {} when only {} of {n} clients had entered", describe(w), ms(passed), entered.len()))
+                            .ops([w.id])
+                            .clients([w.client])
+                            .times([passed]),
+                    );
+                }
+            }
+        }
+    }
+    r
+}
+
+/// Round k of a double barrier: every client's k-th enter and k-th leave.
+#[derive(Default)]
+struct Round<'a> {
+    enters: Vec<&'a Operation>,
+    leaves: Vec<&'a Operation>,
+}
+
+pub fn check_double(h: &History, p: &Params) -> CheckResult {
+    let ops = match operations(h, DOUBLE) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let mut r = CheckResult::new(DOUBLE);
+    let mut rounds: BTreeMap<&str, Vec<Round>> = BTreeMap::new();
+    let mut counts: BTreeMap<(&str, ClientId, bool), usize> = BTreeMap::new();
+    for o in &ops {
+        let (name, enter) = match &o.op {
+            Op::BarrierEnter { barrier } => (barrier.as_str(), true),
+            Op::BarrierLeave { barrier } => (barrier.as_str(), false),
+            _ => continue,
+        };
+        let k = counts.entry((name, o.client, enter)).or_insert(0);
+        let rs = rounds.entry(name).or_default();
+        while rs.len() <= *k {
+            rs.push(Round::default());
+        }
+        if enter {
+            rs[*k].enters.push(o);
+        } else {
+            rs[*k].leaves.push(o);
+        }
+        *k += 1;
+    }
+    for (name, rs) in &rounds {
+        for (k, round) in rs.iter().enumerate() {
+            let who: BTreeSet<ClientId> = round.enters.iter().map(|e| e.client).collect();
+            let n = p.barrier_size.unwrap_or(who.len());
+            for e in round.enters.iter().filter(|e| succeeded(e)) {
+                let Some(t) = e.completed else { continue };
+                let entered = clients_invoked_before(round.enters.iter(), t);
+                if entered.len() < n {
+                    r.violation(
+                        Violation::new("entered-early", format!("double barrier {name}, round {}: {} passed enter at {} when only {} of {n} clients had entered", k + 1, describe(e), ms(t), entered.len()))
+                            .ops([e.id])
+                            .clients([e.client])
+                            .times([t]),
+                    );
+                }
+            }
+            for l in &round.leaves {
+                let entered = clients_invoked_before(round.enters.iter(), l.invoked);
+                if entered.len() < n {
+                    r.violation(
+                        Violation::new("left-before-all-entered", format!("double barrier {name}, round {}: {} started leaving at {} when only {} of {n} clients had entered", k + 1, describe(l), ms(l.invoked), entered.len()))
+                            .ops([l.id])
+                            .clients([l.client])
+                            .times([l.invoked]),
+                    );
+                }
+                let Some(t) = l.completed.filter(|_| succeeded(l)) else {
+                    continue;
+                };
+                let left = clients_invoked_before(round.leaves.iter(), t);
+                let waiting: Vec<String> = who.difference(&left).map(|c| c.to_string()).collect();
+                if !waiting.is_empty() {
+                    r.violation(
+                        Violation::new("left-early", format!("double barrier {name}, round {}: {} passed leave at {} while client(s) {} had not left", k + 1, describe(l), ms(t), waiting.join(", ")))
+                            .ops([l.id])
+                            .clients([l.client])
+                            .times([t]),
+                    );
+                }
+            }
+        }
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Value;
+    use crate::properties::testkit::Builder;
+    use crate::properties::Verdict;
+
+    fn op(f: fn(String) -> Op) -> Op {
+        f("b".into())
+    }
+
+    #[test]
+    fn single_barrier_removal() {
+        let mut b = Builder::new();
+        b.ok(
+            0,
+            1,
+            0,
+            op(|barrier| Op::BarrierSet { barrier }),
+            Value::Unit,
+        );
+        b.ok(
+            2,
+            10,
+            1,
+            op(|barrier| Op::BarrierWait { barrier }),
+            Value::Unit,
+        );
+        b.ok(
+            8,
+            9,
+            0,
+            op(|barrier| Op::BarrierRemove { barrier }),
+            Value::Unit,
+        );
+        assert_eq!(
+            check(&b.clone_build(), &Params::default()).verdict,
+            Verdict::Pass
+        );
+        b.ok(
+            3,
+            5,
+            2,
+            op(|barrier| Op::BarrierWait { barrier }),
+            Value::Unit,
+        );
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["passed-before-removal"]);
+    }
+
+    #[test]
+    fn single_barrier_n_entered() {
+        let mut b = Builder::new();
+        b.ok(
+            0,
+            1,
+            1,
+            op(|barrier| Op::BarrierEnter { barrier }),
+            Value::Unit,
+        );
+        b.ok(
+            2,
+            3,
+            2,
+            op(|barrier| Op::BarrierEnter { barrier }),
+            Value::Unit,
+        );
+        b.ok(
+            1,
+            4,
+            1,
+            op(|barrier| Op::BarrierWait { barrier }),
+            Value::Unit,
+        );
+        let h = b.build();
+        assert_eq!(check(&h, &Params::default()).verdict, Verdict::Pass);
+        assert_eq!(
+            check(
+                &h,
+                &Params {
+                    barrier_size: Some(3),
+                    ..Params::default()
+                }
+            )
+            .kinds(),
+            vec!["passed-before-n-entered"]
+        );
+    }
+
+    #[test]
+    fn double_barrier_rounds() {
+        let enter = || op(|barrier| Op::BarrierEnter { barrier });
+        let leave = || op(|barrier| Op::BarrierLeave { barrier });
+        let mut b = Builder::new();
+        b.ok(0, 5, 1, enter(), Value::Unit);
+        b.ok(4, 6, 2, enter(), Value::Unit);
+        b.ok(10, 20, 1, leave(), Value::Unit);
+        b.ok(15, 21, 2, leave(), Value::Unit);
+        assert_eq!(
+            check_double(&b.build(), &Params::default()).verdict,
+            Verdict::Pass
+        );
+
+        let mut b = Builder::new();
+        b.ok(0, 2, 1, enter(), Value::Unit); // passes before client 2 entered
+        b.ok(4, 6, 2, enter(), Value::Unit);
+        b.ok(10, 12, 1, leave(), Value::Unit); // passes before client 2 left
+        b.ok(15, 21, 2, leave(), Value::Unit);
+        let r = check_double(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["entered-early", "left-early"], "{r:#?}");
+    }
+}

@@ -1,0 +1,204 @@
+//! Helpers shared by the property checkers: reading operations, outcomes
+//! and tokens, describing ops for explanations, and session ends.
+
+use crate::history::{ClientId, Event, History, Op, Operation, Outcome, SessionId, Time, Value};
+
+use super::result::{ms, CheckResult};
+
+/// The history's operations, or an `Unknown` result naming the defect.
+pub fn operations(h: &History, checker: &str) -> Result<Vec<Operation>, CheckResult> {
+    h.operations()
+        .map_err(|e| CheckResult::unknown(checker, format!("malformed history: {e}")))
+}
+
+/// The value of an Ok outcome.
+pub fn ok_value(o: &Operation) -> Option<&Value> {
+    match &o.outcome {
+        Some(Outcome::Ok { value }) => Some(value),
+        _ => None,
+    }
+}
+
+/// True when the op definitely succeeded: Ok, and not an error reply or a
+/// `false` answer (e.g. a try-lock that did not get the lock).
+pub fn succeeded(o: &Operation) -> bool {
+    matches!(ok_value(o), Some(v) if !matches!(v, Value::Error { .. } | Value::Bool { value: false }))
+}
+
+/// The token an op returned (`Value::Token`, or `Value::Int`).
+pub fn token(o: &Operation) -> Option<i64> {
+    match ok_value(o)? {
+        Value::Token { token } => Some(*token),
+        Value::Int { value } => Some(*value),
+        _ => None,
+    }
+}
+
+/// "acquire lock=/l shared=false": the op's JSON fields, compactly.
+pub fn short_op(op: &Op) -> String {
+    let Ok(serde_json::Value::Object(map)) = serde_json::to_value(op) else {
+        return format!("{op:?}");
+    };
+    let name = map
+        .get("f")
+        .and_then(|v| v.as_str())
+        .unwrap_or("op")
+        .to_string();
+    let mut parts = vec![name];
+    for (k, v) in map.iter().filter(|(k, _)| k.as_str() != "f") {
+        let text = match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        parts.push(format!("{k}={text}"));
+    }
+    parts.join(" ")
+}
+
+/// "op 7 (client 2, acquire lock=/l, 10–12 ms)".
+pub fn describe(o: &Operation) -> String {
+    let done = o.completed.map(ms).unwrap_or_else(|| "pending".into());
+    let session = o
+        .session
+        .map(|s| format!(", session {s:#x}"))
+        .unwrap_or_default();
+    format!(
+        "op {} (client {}{session}, {}, {}–{})",
+        o.id,
+        o.client,
+        short_op(&o.op),
+        ms(o.invoked),
+        done
+    )
+}
+
+/// A session state that means the session is gone.
+pub fn is_session_end(state: &str) -> bool {
+    matches!(state.to_ascii_lowercase().as_str(), "expired" | "closed")
+}
+
+/// The first time after `after` that the session of `o` (or, without a
+/// session id, any session of its client) was observed ended.
+pub fn session_end_after(
+    h: &History,
+    client: ClientId,
+    session: Option<SessionId>,
+    after: Time,
+) -> Option<Time> {
+    h.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Session {
+                time,
+                client: c,
+                session: s,
+                state,
+                ..
+            } if *c == client
+                && is_session_end(state)
+                && *time > after
+                && session.is_none_or(|x| x == *s) =>
+            {
+                Some(*time)
+            }
+            _ => None,
+        })
+        .min()
+}
+
+/// The last sign that a session was alive before `before`: an Ok reply to
+/// one of its ops, or a connected event. At least `floor`.
+pub fn last_alive(
+    h: &History,
+    ops: &[Operation],
+    client: ClientId,
+    session: Option<SessionId>,
+    floor: Time,
+    before: Time,
+) -> Time {
+    let same =
+        |c: ClientId, s: Option<SessionId>| c == client && (session.is_none() || s == session);
+    // Replies from the protected resource (fenced writes, leader actions) say
+    // nothing about the ZooKeeper session.
+    let talks_to_zk = |op: &Op| !matches!(op, Op::FencedWrite { .. } | Op::LeaderAct { .. });
+    let from_ops = ops
+        .iter()
+        .filter(|o| {
+            same(o.client, o.session)
+                && talks_to_zk(&o.op)
+                && matches!(o.outcome, Some(Outcome::Ok { .. }))
+        })
+        .filter_map(|o| o.completed)
+        .filter(|t| *t < before);
+    let from_events = h.events.iter().filter_map(|e| match e {
+        Event::Session {
+            time,
+            client: c,
+            session: s,
+            state,
+            ..
+        } if same(*c, Some(*s))
+            && state.to_ascii_lowercase().starts_with("connected")
+            && *time < before =>
+        {
+            Some(*time)
+        }
+        _ => None,
+    });
+    from_ops.chain(from_events).fold(floor, Time::max)
+}
+
+/// For accepted items (invoked, completed, token): every b for which some a
+/// completed before b was invoked yet b carries a smaller token (`strict`:
+/// smaller or equal). Returns index pairs (a, b), a being the witness with
+/// the largest token.
+pub fn stale_tokens(items: &[(Time, Time, i64)]) -> Vec<(usize, usize)> {
+    stale_tokens_by(items, false)
+}
+
+pub fn stale_tokens_by(items: &[(Time, Time, i64)], strict: bool) -> Vec<(usize, usize)> {
+    let mut by_done: Vec<usize> = (0..items.len()).collect();
+    by_done.sort_by_key(|&i| items[i].1);
+    let mut prefix: Vec<usize> = Vec::with_capacity(items.len());
+    for &i in &by_done {
+        let best = match prefix.last() {
+            Some(&p) if items[p].2 >= items[i].2 => p,
+            _ => i,
+        };
+        prefix.push(best);
+    }
+    let mut out = Vec::new();
+    for (b, &(invoked, _, tok)) in items.iter().enumerate() {
+        let n = by_done.partition_point(|&i| items[i].1 < invoked);
+        if n > 0 {
+            let a = prefix[n - 1];
+            if items[a].2 > tok || (strict && items[a].2 == tok && a != b) {
+                out.push((a, b));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_op_is_compact() {
+        assert_eq!(
+            short_op(&Op::Acquire {
+                lock: "/l".into(),
+                shared: false
+            }),
+            "acquire lock=/l shared=false"
+        );
+    }
+
+    #[test]
+    fn stale_tokens_finds_only_definite_reorders() {
+        // (invoked, completed, token)
+        let items = [(0, 10, 5), (20, 30, 3), (5, 25, 2)];
+        assert_eq!(stale_tokens(&items), vec![(0, 1)]);
+    }
+}

@@ -1,0 +1,146 @@
+//! Leader election: at most one leader per epoch (token); tokens strictly
+//! increase over time (an election that began after another ended has a
+//! larger token); a leader acting with a stale token after a newer leader
+//! acted is reported.
+
+use std::collections::BTreeMap;
+
+use crate::history::{History, Op, Operation};
+
+use super::common::{describe, operations, stale_tokens_by, succeeded, token};
+use super::result::{CheckResult, Violation};
+use super::Params;
+
+pub const NAME: &str = "election";
+
+type Accepted<'a> = Vec<(&'a Operation, i64)>;
+
+pub fn check(h: &History, _p: &Params) -> CheckResult {
+    let ops = match operations(h, NAME) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let mut r = CheckResult::new(NAME);
+    let mut campaigns: BTreeMap<&str, Accepted> = BTreeMap::new();
+    let mut acts: BTreeMap<&str, Accepted> = BTreeMap::new();
+    for o in &ops {
+        match &o.op {
+            Op::Campaign { election } if succeeded(o) => {
+                if let Some(t) = token(o) {
+                    campaigns.entry(election).or_default().push((o, t));
+                }
+            }
+            Op::LeaderAct { election, token } if succeeded(o) => {
+                acts.entry(election).or_default().push((o, *token))
+            }
+            _ => {}
+        }
+    }
+    let items = |v: &Accepted| {
+        v.iter()
+            .map(|(o, t)| (o.invoked, o.completed.unwrap_or(o.invoked), *t))
+            .collect::<Vec<_>>()
+    };
+    let mut leaders = 0;
+    for (election, cs) in &campaigns {
+        leaders += cs.len();
+        let mut by_token: BTreeMap<i64, Vec<&Operation>> = BTreeMap::new();
+        for (o, t) in cs {
+            by_token.entry(*t).or_default().push(o);
+        }
+        for (t, os) in &by_token {
+            let first = os[0];
+            if let Some(other) = os.iter().find(|o| o.client != first.client) {
+                r.violation(
+                    Violation::new(
+                        "two-leaders-one-epoch",
+                        format!(
+                            "election {election}: epoch {t} has two leaders: {} and {}",
+                            describe(first),
+                            describe(other)
+                        ),
+                    )
+                    .ops([first.id, other.id])
+                    .clients([first.client, other.client]),
+                );
+            }
+        }
+        for (a, b) in stale_tokens_by(&items(cs), true) {
+            let ((oa, ta), (ob, tb)) = (cs[a], cs[b]);
+            if ta == tb && oa.client != ob.client {
+                continue; // already reported as two leaders in one epoch
+            }
+            r.violation(
+                Violation::new("token-not-increasing", format!("election {election}: {} was elected with token {tb} after {} had been elected with token {ta}", describe(ob), describe(oa)))
+                    .ops([oa.id, ob.id])
+                    .clients([oa.client, ob.client]),
+            );
+        }
+    }
+    for (election, xs) in &acts {
+        for (a, b) in stale_tokens_by(&items(xs), false) {
+            let ((oa, ta), (ob, tb)) = (xs[a], xs[b]);
+            r.violation(
+                Violation::new("stale-leader-acted", format!("election {election}: {} acted as leader with token {tb} after {} had acted with the newer token {ta}", describe(ob), describe(oa)))
+                    .ops([oa.id, ob.id])
+                    .clients([oa.client, ob.client])
+                    .times([oa.completed.unwrap_or(oa.invoked), ob.invoked]),
+            );
+        }
+    }
+    r.figure("leaders_elected", leaders as f64);
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Value;
+    use crate::properties::testkit::Builder;
+    use crate::properties::Verdict;
+
+    fn camp() -> Op {
+        Op::Campaign {
+            election: "e".into(),
+        }
+    }
+    fn act(t: i64) -> Op {
+        Op::LeaderAct {
+            election: "e".into(),
+            token: t,
+        }
+    }
+    fn tok(t: i64) -> Value {
+        Value::Token { token: t }
+    }
+
+    #[test]
+    fn successive_leaders_pass() {
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, camp(), tok(1));
+        b.ok(2, 3, 1, act(1), Value::Unit);
+        b.ok(0, 10, 2, camp(), tok(2));
+        b.ok(11, 12, 2, act(2), Value::Unit);
+        assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn two_leaders_and_stale_acts_fail() {
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, camp(), tok(1));
+        b.ok(0, 2, 2, camp(), tok(1));
+        b.ok(5, 6, 3, camp(), tok(0));
+        b.ok(10, 11, 2, act(2), Value::Unit);
+        b.ok(12, 13, 1, act(1), Value::Unit);
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(
+            r.kinds(),
+            vec![
+                "two-leaders-one-epoch",
+                "token-not-increasing",
+                "stale-leader-acted"
+            ],
+            "{r:#?}"
+        );
+    }
+}

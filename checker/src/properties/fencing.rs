@@ -1,0 +1,155 @@
+//! Fencing at the protected resource: once the resource accepted a write
+//! with token t, accepting a later write (invoked after that one completed)
+//! with a token older than t is a violation. Also: two different clients
+//! handed the same fencing token by the same lock.
+
+use std::collections::BTreeMap;
+
+use crate::history::{History, Op, Operation};
+
+use super::common::{describe, operations, stale_tokens, succeeded, token};
+use super::result::{ms, CheckResult, Violation};
+use super::Params;
+
+pub const NAME: &str = "fencing";
+
+pub fn check(h: &History, _p: &Params) -> CheckResult {
+    let ops = match operations(h, NAME) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let mut r = CheckResult::new(NAME);
+    let mut per_resource: BTreeMap<&str, Vec<(&Operation, i64)>> = BTreeMap::new();
+    for o in &ops {
+        if let Op::FencedWrite { resource, token } = &o.op {
+            if succeeded(o) && o.completed.is_some() {
+                per_resource.entry(resource).or_default().push((o, *token));
+            }
+        }
+    }
+    let mut accepted = 0;
+    for (resource, ws) in &per_resource {
+        accepted += ws.len();
+        let items: Vec<_> = ws
+            .iter()
+            .map(|(o, t)| (o.invoked, o.completed.unwrap_or(o.invoked), *t))
+            .collect();
+        for (a, b) in stale_tokens(&items) {
+            let ((oa, ta), (ob, tb)) = (ws[a], ws[b]);
+            r.violation(
+                Violation::new(
+                    "stale-token-accepted",
+                    format!(
+                        "resource {resource} accepted token {tb} from {} although it had already accepted the newer token {ta} from {} (completed at {})",
+                        describe(ob),
+                        describe(oa),
+                        ms(oa.completed.unwrap_or(oa.invoked))
+                    ),
+                )
+                .ops([oa.id, ob.id])
+                .clients([oa.client, ob.client])
+                .times([oa.completed.unwrap_or(oa.invoked), ob.invoked]),
+            );
+        }
+    }
+    let mut issued: BTreeMap<(&str, i64), &Operation> = BTreeMap::new();
+    for o in &ops {
+        let Op::Acquire {
+            lock,
+            shared: false,
+        } = &o.op
+        else {
+            continue;
+        };
+        let Some(t) = token(o).filter(|_| succeeded(o)) else {
+            continue;
+        };
+        match issued.get(&(lock.as_str(), t)) {
+            Some(first) if first.client != o.client => r.violation(
+                Violation::new(
+                    "duplicate-token",
+                    format!(
+                        "lock {lock} handed the same fencing token {t} to {} and to {}",
+                        describe(first),
+                        describe(o)
+                    ),
+                )
+                .ops([first.id, o.id])
+                .clients([first.client, o.client]),
+            ),
+            Some(_) => {}
+            None => {
+                issued.insert((lock, t), o);
+            }
+        }
+    }
+    r.figure("fenced_writes_accepted", accepted as f64);
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Value;
+    use crate::properties::testkit::Builder;
+    use crate::properties::Verdict;
+
+    fn w(t: i64) -> Op {
+        Op::FencedWrite {
+            resource: "db".into(),
+            token: t,
+        }
+    }
+
+    #[test]
+    fn increasing_tokens_and_concurrent_reorders_pass() {
+        let mut b = Builder::new();
+        b.ok(0, 5, 1, w(1), Value::Unit);
+        b.ok(10, 20, 2, w(3), Value::Unit);
+        b.ok(12, 18, 1, w(2), Value::Unit); // concurrent with token 3: fine
+        b.fail(30, 31, 1, w(1)); // rejected: fine
+        assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn stale_token_after_newer_fails() {
+        let mut b = Builder::new();
+        b.ok(10, 20, 2, w(3), Value::Unit);
+        b.ok(25, 26, 1, w(2), Value::Unit);
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["stale-token-accepted"]);
+        assert!(
+            r.violations[0].explanation.contains("token 2")
+                && r.violations[0].explanation.contains("newer token 3")
+        );
+    }
+
+    #[test]
+    fn duplicate_token_fails() {
+        let mut b = Builder::new();
+        b.ok(
+            0,
+            1,
+            1,
+            Op::Acquire {
+                lock: "l".into(),
+                shared: false,
+            },
+            Value::Token { token: 4 },
+        );
+        b.ok(
+            5,
+            6,
+            2,
+            Op::Acquire {
+                lock: "l".into(),
+                shared: false,
+            },
+            Value::Token { token: 4 },
+        );
+        assert_eq!(
+            check(&b.build(), &Params::default()).kinds(),
+            vec!["duplicate-token"]
+        );
+    }
+}

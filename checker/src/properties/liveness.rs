@@ -1,0 +1,209 @@
+//! Liveness, reported apart from safety: after the last fault healed (see
+//! [`healed_at`] for the convention), no acquire, dequeue, campaign or
+//! barrier operation stays pending longer than `liveness_bound_ms`.
+//!
+//! Waiting is excused when it is legitimate: an acquire or campaign while
+//! another client holds the lock / leads; a dequeue while every
+//! acknowledged item was already delivered (the queue may be empty); a
+//! barrier wait on a barrier nobody removed.
+
+use crate::history::{History, Op, Operation, Time};
+
+use super::common::{describe, operations, session_end_after, succeeded};
+use super::result::{ms, CheckResult, Violation};
+use super::{end_of_history, healed_at, Params, NS_PER_MS};
+
+pub const NAME: &str = "liveness";
+
+fn waits(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Acquire { .. }
+            | Op::Dequeue { .. }
+            | Op::Campaign { .. }
+            | Op::BarrierWait { .. }
+            | Op::BarrierEnter { .. }
+            | Op::BarrierLeave { .. }
+    )
+}
+
+/// Someone other than `o`'s client holds `o`'s lock / leadership at `at`.
+fn held_by_other(h: &History, ops: &[Operation], o: &Operation, at: Time) -> bool {
+    let same_target = |x: &Op| match (&o.op, x) {
+        (Op::Acquire { lock, .. }, Op::Acquire { lock: l, .. }) => lock == l,
+        (Op::Campaign { election }, Op::Campaign { election: e }) => election == e,
+        _ => false,
+    };
+    let gives_up = |x: &Op| match (&o.op, x) {
+        (Op::Acquire { lock, .. }, Op::Release { lock: l }) => lock == l,
+        (Op::Campaign { election }, Op::Resign { election: e }) => election == e,
+        _ => false,
+    };
+    ops.iter().any(|a| {
+        a.client != o.client
+            && same_target(&a.op)
+            && succeeded(a)
+            && a.completed.is_some_and(|t| t <= at)
+            && !ops.iter().any(|r| {
+                r.client == a.client
+                    && gives_up(&r.op)
+                    && r.invoked >= a.completed.unwrap_or(0)
+                    && r.invoked <= at
+            })
+            && session_end_after(h, a.client, a.session, a.completed.unwrap_or(0))
+                .is_none_or(|e| e > at)
+    })
+}
+
+fn excused(h: &History, ops: &[Operation], o: &Operation, at: Time) -> bool {
+    match &o.op {
+        Op::Acquire { .. } | Op::Campaign { .. } => held_by_other(h, ops, o, at),
+        Op::Dequeue { queue } => {
+            let acked = ops
+                .iter()
+                .filter(|e| {
+                    matches!(&e.op, Op::Enqueue { queue: q, .. } if q == queue) && succeeded(e)
+                })
+                .count();
+            let delivered = ops
+                .iter()
+                .filter(|d| {
+                    matches!(&d.op, Op::Dequeue { queue: q } if q == queue)
+                        && d.id != o.id
+                        && d.may_have_happened()
+                })
+                .count();
+            delivered >= acked
+        }
+        Op::BarrierWait { barrier } => {
+            let set = ops
+                .iter()
+                .any(|s| matches!(&s.op, Op::BarrierSet { barrier: b } if b == barrier));
+            set && !ops.iter().any(|x| {
+                matches!(&x.op, Op::BarrierRemove { barrier: b } if b == barrier) && x.invoked <= at
+            })
+        }
+        _ => false,
+    }
+}
+
+pub fn check(h: &History, p: &Params) -> CheckResult {
+    let ops = match operations(h, NAME) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let Some(heal) = healed_at(h, p) else {
+        return CheckResult::unknown(
+            NAME,
+            "a fault was never healed: liveness after the heal cannot be judged",
+        );
+    };
+    let mut r = CheckResult::new(NAME);
+    let bound = p.liveness_bound_ms.saturating_mul(NS_PER_MS);
+    let end = end_of_history(h);
+    let mut too_short = 0;
+    let mut longest: Time = 0;
+    for o in ops.iter().filter(|o| waits(&o.op)) {
+        let since = o.invoked.max(heal);
+        let deadline = since.saturating_add(bound);
+        if let Some(done) = o.completed {
+            longest = longest.max(done.saturating_sub(since));
+        }
+        let late = match o.completed {
+            Some(done) => done > deadline,
+            None if end >= deadline => true,
+            None => {
+                too_short += 1;
+                false
+            }
+        };
+        if !late || excused(h, &ops, o, deadline) {
+            continue;
+        }
+        let waited = o.completed.unwrap_or(end).saturating_sub(since);
+        let state = if o.completed.is_some() {
+            "completed only"
+        } else {
+            "still pending"
+        };
+        r.violation(
+            Violation::new(
+                "stuck",
+                format!("{} was {state} {} after the faults healed at {} (bound {} ms): the recipe hangs with nothing left to wait for", describe(o), ms(waited), ms(heal), p.liveness_bound_ms),
+            )
+            .ops([o.id])
+            .clients([o.client])
+            .times([heal, deadline]),
+        );
+    }
+    if too_short > 0 {
+        r.undecided(format!("{too_short} operation(s) still pending, but the history ends less than the bound after they began waiting"));
+    }
+    r.figure("healed_at_ms", heal as f64 / NS_PER_MS as f64);
+    r.figure(
+        "longest_wait_after_heal_ms",
+        longest as f64 / NS_PER_MS as f64,
+    );
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Value;
+    use crate::properties::testkit::Builder;
+    use crate::properties::Verdict;
+
+    fn acq() -> Op {
+        Op::Acquire {
+            lock: "l".into(),
+            shared: false,
+        }
+    }
+
+    fn p() -> Params {
+        Params {
+            liveness_bound_ms: 100,
+            ..Params::default()
+        }
+    }
+
+    #[test]
+    fn waiting_behind_a_live_holder_passes() {
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, acq(), Value::Token { token: 1 });
+        b.fault(2, "partition");
+        b.invoke(3, 2, acq());
+        b.fault(10, "heal");
+        b.note_at(500);
+        assert_eq!(check(&b.build(), &p()).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn orphan_lock_hang_fails_and_short_history_is_unknown() {
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, acq(), Value::Token { token: 1 });
+        b.ok(2, 3, 1, Op::Release { lock: "l".into() }, Value::Unit);
+        b.fault(4, "partition");
+        b.invoke(5, 2, acq());
+        b.fault(10, "heal");
+        b.note_at(50);
+        assert_eq!(check(&b.clone_build(), &p()).verdict, Verdict::Unknown);
+        b.note_at(500);
+        let r = check(&b.build(), &p());
+        assert_eq!(r.kinds(), vec!["stuck"]);
+        assert!(
+            r.violations[0].explanation.contains("healed at 10 ms"),
+            "{}",
+            r.violations[0].explanation
+        );
+    }
+
+    #[test]
+    fn unhealed_fault_is_unknown() {
+        let mut b = Builder::new();
+        b.fault(4, "partition");
+        b.invoke(5, 2, acq());
+        assert_eq!(check(&b.build(), &p()).verdict, Verdict::Unknown);
+    }
+}

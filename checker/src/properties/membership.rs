@@ -1,0 +1,304 @@
+//! Group membership and configuration: views converge after the faults
+//! heal, and a client's configuration never goes back in time.
+//!
+//! `membership`: the last `Members` view of every client, read after the
+//! heal, must be the same, must hold every member whose `Join` was
+//! acknowledged (not followed by a leave or its session's end), and none
+//! whose `Leave` was acknowledged with no later join.
+//!
+//! `config`: a client's `ConfigGet` versions never decrease; one version has
+//! one value; the last reads after the heal and after every set agree, on a
+//! value some set may have written last.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::history::{ClientId, History, Op, Operation, Value};
+
+use super::common::{describe, ok_value, operations, session_end_after, succeeded};
+use super::result::{CheckResult, Violation};
+use super::{healed_at, Params};
+
+pub const MEMBERSHIP: &str = "membership";
+pub const CONFIG: &str = "config";
+
+pub fn check_membership(h: &History, p: &Params) -> CheckResult {
+    let ops = match operations(h, MEMBERSHIP) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let mut r = CheckResult::new(MEMBERSHIP);
+    let Some(heal) = healed_at(h, p) else {
+        return CheckResult::unknown(
+            MEMBERSHIP,
+            "the faults never healed: convergence is not required",
+        );
+    };
+    let mut groups: BTreeMap<&str, Vec<&Operation>> = BTreeMap::new();
+    for o in &ops {
+        if let Op::Join { group, .. } | Op::Leave { group, .. } | Op::Members { group } = &o.op {
+            groups.entry(group).or_default().push(o);
+        }
+    }
+    for (group, os) in groups {
+        let mut last: BTreeMap<ClientId, (&Operation, BTreeSet<&str>)> = BTreeMap::new();
+        for o in os
+            .iter()
+            .filter(|o| matches!(o.op, Op::Members { .. }) && o.invoked >= heal)
+        {
+            if let Some(Value::Names { names }) = ok_value(o) {
+                let newer = last
+                    .get(&o.client)
+                    .is_none_or(|(prev, _)| prev.invoked < o.invoked);
+                if newer {
+                    last.insert(o.client, (o, names.iter().map(String::as_str).collect()));
+                }
+            }
+        }
+        let views: Vec<_> = last.values().collect();
+        if let Some((first, fv)) = views.first() {
+            for (o, v) in &views[1..] {
+                if v != fv {
+                    r.violation(
+                        Violation::new("views-diverge", format!("group {group}: after the heal {} ended with [{}] but {} ended with [{}]", describe(first), join(fv), describe(o), join(v)))
+                            .ops([first.id, o.id])
+                            .clients([first.client, o.client]),
+                    );
+                }
+            }
+        }
+        let end = os.iter().filter_map(|o| o.completed).max().unwrap_or(0);
+        for (o, view) in last.values() {
+            for j in os.iter().filter(|j| succeeded(j)) {
+                let (Op::Join { member, .. } | Op::Leave { member, .. }) = &j.op else {
+                    continue;
+                };
+                let joined = matches!(j.op, Op::Join { .. });
+                let t = j.completed.unwrap_or(j.invoked);
+                let undone = os.iter().any(|x| match &x.op {
+                    Op::Join { member: m, .. } | Op::Leave { member: m, .. } => {
+                        m == member
+                            && x.invoked > j.invoked
+                            && matches!(x.op, Op::Join { .. }) != joined
+                            && x.may_have_happened()
+                    }
+                    _ => false,
+                });
+                if undone || t > o.invoked {
+                    continue;
+                }
+                if joined
+                    && !view.contains(member.as_str())
+                    && session_end_after(h, j.client, j.session, t).is_none_or(|e| e > end)
+                {
+                    r.violation(
+                        Violation::new(
+                            "member-missing",
+                            format!(
+                                "group {group}: {} acknowledged, yet {} did not list {member}",
+                                describe(j),
+                                describe(o)
+                            ),
+                        )
+                        .ops([j.id, o.id])
+                        .clients([o.client]),
+                    );
+                }
+                if !joined && view.contains(member.as_str()) {
+                    r.violation(
+                        Violation::new(
+                            "member-lingers",
+                            format!(
+                                "group {group}: {} acknowledged, yet {} still lists {member}",
+                                describe(j),
+                                describe(o)
+                            ),
+                        )
+                        .ops([j.id, o.id])
+                        .clients([o.client]),
+                    );
+                }
+            }
+        }
+    }
+    r
+}
+
+fn join(s: &BTreeSet<&str>) -> String {
+    s.iter().copied().collect::<Vec<_>>().join(", ")
+}
+
+pub fn check_config(h: &History, p: &Params) -> CheckResult {
+    let ops = match operations(h, CONFIG) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let mut r = CheckResult::new(CONFIG);
+    let heal = healed_at(h, p);
+    let mut keys: BTreeMap<&str, (Vec<&Operation>, Vec<(&Operation, Option<&str>, i64)>)> =
+        BTreeMap::new();
+    for o in &ops {
+        match &o.op {
+            Op::ConfigSet { key, .. } if o.may_have_happened() => {
+                keys.entry(key).or_default().0.push(o)
+            }
+            Op::ConfigGet { key } => {
+                if let Some(Value::Versioned { value, version }) = ok_value(o) {
+                    keys.entry(key)
+                        .or_default()
+                        .1
+                        .push((o, value.as_deref(), *version));
+                }
+            }
+            _ => {}
+        }
+    }
+    for (key, (sets, mut gets)) in keys {
+        gets.sort_by_key(|(o, _, _)| o.completed);
+        let mut seen: BTreeMap<ClientId, (&Operation, i64)> = BTreeMap::new();
+        let mut by_version: BTreeMap<i64, (&Operation, Option<&str>)> = BTreeMap::new();
+        for (o, value, version) in &gets {
+            if let Some((prev, pv)) = seen.get(&o.client) {
+                if version < pv {
+                    r.violation(
+                        Violation::new("config-went-back", format!("key {key}: client {} saw version {pv} ({}) and later version {version} ({})", o.client, describe(prev), describe(o)))
+                            .ops([prev.id, o.id])
+                            .clients([o.client]),
+                    );
+                }
+            }
+            if seen.get(&o.client).is_none_or(|(_, pv)| version >= pv) {
+                seen.insert(o.client, (o, *version));
+            }
+            match by_version.get(version) {
+                Some((other, v)) if v != value => r.violation(
+                    Violation::new("config-version-conflict", format!("key {key}: version {version} read as {v:?} by {} and as {value:?} by {}", describe(other), describe(o))).ops([other.id, o.id]).clients([other.client, o.client]),
+                ),
+                Some(_) => {}
+                None => {
+                    by_version.insert(*version, (o, *value));
+                }
+            }
+        }
+        let Some(heal) = heal else { continue };
+        let sets_done = sets
+            .iter()
+            .map(|s| s.completed.unwrap_or(u64::MAX))
+            .max()
+            .unwrap_or(0);
+        let finals: BTreeSet<&str> = sets
+            .iter()
+            .filter(|s| {
+                !sets
+                    .iter()
+                    .any(|t| s.completed.is_some_and(|d| d < t.invoked))
+            })
+            .filter_map(|s| match &s.op {
+                Op::ConfigSet { value, .. } => Some(value.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut last: BTreeMap<ClientId, (&Operation, Option<&str>)> = BTreeMap::new();
+        for (o, value, _) in gets
+            .iter()
+            .filter(|(o, _, _)| o.invoked >= heal.max(sets_done))
+        {
+            last.insert(o.client, (o, *value));
+        }
+        for (o, value) in last.values() {
+            if !finals.is_empty() && !value.is_some_and(|v| finals.contains(v)) {
+                let expect = finals.iter().copied().collect::<Vec<_>>().join(" or ");
+                r.violation(Violation::new("config-not-converged", format!("key {key}: after the heal and the last set, {} still read {value:?}, expected {expect}", describe(o))).ops([o.id]).clients([o.client]));
+            }
+        }
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::properties::testkit::Builder;
+    use crate::properties::Verdict;
+
+    fn names(n: &[&str]) -> Value {
+        Value::Names {
+            names: n.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+    fn members() -> Op {
+        Op::Members { group: "g".into() }
+    }
+    fn join_op(m: &str) -> Op {
+        Op::Join {
+            group: "g".into(),
+            member: m.into(),
+        }
+    }
+    fn get() -> Op {
+        Op::ConfigGet { key: "k".into() }
+    }
+    fn ver(v: &str, version: i64) -> Value {
+        Value::Versioned {
+            value: Some(v.into()),
+            version,
+        }
+    }
+
+    #[test]
+    fn membership_converges_or_fails() {
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, join_op("a"), Value::Unit);
+        b.ok(0, 1, 2, join_op("b"), Value::Unit);
+        b.fault(2, "partition");
+        b.ok(3, 4, 1, members(), names(&["a"]));
+        b.fault(5, "heal");
+        b.ok(10, 11, 1, members(), names(&["a", "b"]));
+        b.ok(10, 11, 2, members(), names(&["b", "a"]));
+        assert_eq!(
+            check_membership(&b.clone_build(), &Params::default()).verdict,
+            Verdict::Pass
+        );
+        b.ok(12, 13, 2, members(), names(&["b"]));
+        let r = check_membership(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["views-diverge", "member-missing"], "{r:#?}");
+    }
+
+    #[test]
+    fn config_never_goes_back_and_converges() {
+        let mut b = Builder::new();
+        b.ok(
+            0,
+            1,
+            1,
+            Op::ConfigSet {
+                key: "k".into(),
+                value: "x".into(),
+            },
+            Value::Unit,
+        );
+        b.ok(
+            2,
+            3,
+            1,
+            Op::ConfigSet {
+                key: "k".into(),
+                value: "y".into(),
+            },
+            Value::Unit,
+        );
+        b.ok(4, 5, 2, get(), ver("x", 1));
+        b.ok(6, 7, 2, get(), ver("y", 2));
+        b.ok(6, 7, 3, get(), ver("y", 2));
+        assert_eq!(
+            check_config(&b.clone_build(), &Params::default()).verdict,
+            Verdict::Pass
+        );
+        b.ok(8, 9, 2, get(), ver("x", 1));
+        let r = check_config(&b.build(), &Params::default());
+        assert_eq!(
+            r.kinds(),
+            vec!["config-went-back", "config-not-converged"],
+            "{r:#?}"
+        );
+    }
+}

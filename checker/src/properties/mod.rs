@@ -1,0 +1,31 @@
+//! Recipe properties (mutual exclusion, fencing, queues, elections,
+//! barriers, counters, two-phase commit, membership, configuration) and
+//! liveness, each a pure `fn check(&History, &Params) -> CheckResult`, and a
+//! registry that runs them by name.
+
+mod params;
+mod result;
+#[cfg(test)]
+pub(crate) mod testkit;
+
+pub use params::{end_of_history, healed_at, Delivery, Params, NS_PER_MS};
+pub use result::{ms, CheckResult, Verdict, Violation, MAX_LISTED_VIOLATIONS};
+
+pub mod barrier;
+mod common;
+pub mod counter;
+pub mod election;
+pub mod fencing;
+pub mod liveness;
+pub mod membership;
+pub mod mutex;
+pub mod queue;
+pub mod registry;
+pub mod two_phase;
+
+pub use registry::{lookup, names, run, run_all, CheckFn, UnknownChecker, CHECKERS};
+
+/// "acquire lock=/l shared=false": an op, compactly, for reports.
+pub fn describe_op(op: &crate::history::Op) -> String {
+    common::short_op(op)
+}

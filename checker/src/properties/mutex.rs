@@ -1,0 +1,273 @@
+//! Mutual exclusion: no two clients definitely hold a lock at once. A hold
+//! runs from the Acquire's completion to the client's next Release's
+//! invocation. An unknown release still ends the hold no earlier than its
+//! invocation; a session expiry ends it at an uncertain time, so the hold is
+//! only definite up to the session's last sign of life. Shared holds
+//! (`Acquire { shared: true }`) may overlap each other, never an exclusive
+//! one. Also measures the herd effect: watch notifications (NodeDeleted /
+//! NodeChildrenChanged) delivered between a release and the next acquire.
+
+use std::collections::BTreeMap;
+
+use crate::history::{ClientId, Event, History, Op, OpId, Operation, Time};
+
+use super::common::{describe, last_alive, operations, session_end_after, succeeded};
+use super::result::{ms, CheckResult, Violation};
+use super::Params;
+
+pub const NAME: &str = "mutex";
+
+#[derive(Debug, Clone)]
+struct Hold {
+    client: ClientId,
+    acquire: OpId,
+    release: Option<OpId>,
+    start: Time,
+    end: Time,
+    shared: bool,
+    why_end: String,
+}
+
+fn holds(h: &History, ops: &[Operation]) -> BTreeMap<String, Vec<Hold>> {
+    let mut out: BTreeMap<String, Vec<Hold>> = BTreeMap::new();
+    for a in ops {
+        let Op::Acquire { lock, shared } = &a.op else {
+            continue;
+        };
+        let (true, Some(start)) = (succeeded(a), a.completed) else {
+            continue;
+        };
+        let release = ops.iter().find(|r| {
+            r.client == a.client
+                && r.invoked >= start
+                && matches!(&r.op, Op::Release { lock: l } if l == lock)
+        });
+        let mut end = release.map_or(Time::MAX, |r| r.invoked);
+        let mut why_end = release.map_or_else(
+            || "still held at the end".to_string(),
+            |r| format!("release op {} invoked", r.id),
+        );
+        if let Some(te) = session_end_after(h, a.client, a.session, start).filter(|te| *te < end) {
+            end = last_alive(h, ops, a.client, a.session, start, te);
+            why_end = format!("session ended (seen at {}); last sign of life", ms(te));
+        }
+        out.entry(lock.clone()).or_default().push(Hold {
+            client: a.client,
+            acquire: a.id,
+            release: release.map(|r| r.id),
+            start,
+            end,
+            shared: *shared,
+            why_end,
+        });
+    }
+    out
+}
+
+pub fn check(h: &History, _p: &Params) -> CheckResult {
+    let ops = match operations(h, NAME) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let mut r = CheckResult::new(NAME);
+    let by_id: BTreeMap<OpId, &Operation> = ops.iter().map(|o| (o.id, o)).collect();
+    let all = holds(h, &ops);
+    for (lock, mut hs) in all {
+        hs.sort_by_key(|x| x.start);
+        for i in 0..hs.len() {
+            for j in i + 1..hs.len() {
+                let (a, b) = (&hs[i], &hs[j]);
+                if b.start >= a.end {
+                    continue;
+                }
+                if a.client == b.client || (a.shared && b.shared) || b.start >= b.end {
+                    continue;
+                }
+                let (from, to) = (b.start, a.end.min(b.end));
+                let kind = if a.shared || b.shared {
+                    "rwlock-overlap"
+                } else {
+                    "mutex-overlap"
+                };
+                let d = |x: &Hold| {
+                    let op = by_id
+                        .get(&x.acquire)
+                        .map(|o| describe(o))
+                        .unwrap_or_default();
+                    format!(
+                        "client {} ({}) held it from {} to {} ({})",
+                        x.client,
+                        op,
+                        ms(x.start),
+                        ms(x.end),
+                        x.why_end
+                    )
+                };
+                r.violation(
+                    Violation::new(
+                        kind,
+                        format!(
+                            "lock {lock} had two holders from {} to {}: {}; {}",
+                            ms(from),
+                            ms(to),
+                            d(a),
+                            d(b)
+                        ),
+                    )
+                    .ops(
+                        [a.acquire, b.acquire]
+                            .into_iter()
+                            .chain(a.release)
+                            .chain(b.release),
+                    )
+                    .clients([a.client, b.client])
+                    .times([from, to]),
+                );
+            }
+        }
+    }
+    herd(h, &ops, &mut r);
+    r
+}
+
+/// Notifications per release: NodeDeleted / NodeChildrenChanged watch
+/// events delivered between a release's invocation and the next acquire's
+/// completion on the same lock (for path-named locks, only events under it).
+fn herd(h: &History, ops: &[Operation], r: &mut CheckResult) {
+    let (mut releases, mut notified) = (0usize, 0usize);
+    for rel in ops {
+        let Op::Release { lock } = &rel.op else {
+            continue;
+        };
+        if !succeeded(rel) {
+            continue;
+        }
+        let next = ops
+            .iter()
+            .filter(|a| matches!(&a.op, Op::Acquire { lock: l, .. } if l == lock) && succeeded(a))
+            .filter_map(|a| a.completed)
+            .filter(|t| *t >= rel.invoked)
+            .min();
+        let Some(until) = next else { continue };
+        releases += 1;
+        notified += h
+            .events
+            .iter()
+            .filter(|e| match e {
+                Event::Watch {
+                    time, event, path, ..
+                } => {
+                    let kind = event.to_ascii_lowercase();
+                    let relevant = kind.contains("nodedeleted")
+                        || kind.contains("nodechildrenchanged")
+                        || kind == "deleted"
+                        || kind == "children_changed";
+                    let under = !lock.starts_with('/')
+                        || path.as_deref().is_none_or(|p| p.starts_with(lock.as_str()));
+                    relevant && under && *time >= rel.invoked && *time <= until
+                }
+                _ => false,
+            })
+            .count();
+    }
+    if releases > 0 {
+        r.figure("releases_measured", releases as f64);
+        r.figure(
+            "notifications_per_release",
+            notified as f64 / releases as f64,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Value;
+    use crate::properties::testkit::Builder;
+    use crate::properties::Verdict;
+
+    fn acq(shared: bool) -> Op {
+        Op::Acquire {
+            lock: "/lock".into(),
+            shared,
+        }
+    }
+    fn rel() -> Op {
+        Op::Release {
+            lock: "/lock".into(),
+        }
+    }
+    fn tok(t: i64) -> Value {
+        Value::Token { token: t }
+    }
+
+    #[test]
+    fn sequential_holders_pass_and_herd_is_measured() {
+        let mut b = Builder::new();
+        b.ok(0, 10, 1, acq(false), tok(1));
+        b.ok(20, 22, 1, rel(), Value::Unit);
+        b.ok(5, 25, 2, acq(false), tok(2));
+        b.watch(21, 2, "NodeDeleted", "/lock/n-1");
+        b.watch(21, 3, "NodeDeleted", "/lock/n-1");
+        b.watch(21, 4, "NodeChildrenChanged", "/lock");
+        b.watch(21, 4, "NodeDataChanged", "/lock");
+        b.watch(21, 4, "NodeDeleted", "/other");
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+        assert_eq!(r.figures["notifications_per_release"], 3.0);
+    }
+
+    #[test]
+    fn two_holders_fail_with_times() {
+        let mut b = Builder::new();
+        b.ok(0, 10, 1, acq(false), tok(1));
+        b.ok(5, 15, 2, acq(false), tok(2));
+        b.ok(30, 31, 1, rel(), Value::Unit);
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["mutex-overlap"]);
+        let v = &r.violations[0];
+        assert!(
+            v.explanation.contains("from 15 ms to 30 ms"),
+            "{}",
+            v.explanation
+        );
+        assert_eq!(v.clients, vec![1, 2]);
+    }
+
+    #[test]
+    fn expiry_makes_the_end_uncertain_no_false_alarm() {
+        let mut b = Builder::new();
+        let a = b.invoke_s(0, 1, Some(7), acq(false));
+        b.complete(a, 10, crate::history::Outcome::Ok { value: tok(1) });
+        b.fault(12, "partition");
+        b.session(40, 1, 7, "expired");
+        b.ok(30, 35, 2, acq(false), tok(2));
+        b.info(50, 55, 1, rel());
+        // The expired holder still writes to the resource: the resource's
+        // reply is no sign that its session was alive (fencing's business).
+        let w = b.invoke_s(
+            36,
+            1,
+            Some(7),
+            Op::FencedWrite {
+                resource: "db".into(),
+                token: 1,
+            },
+        );
+        b.complete(w, 37, crate::history::Outcome::Ok { value: Value::Unit });
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+    }
+
+    #[test]
+    fn shared_holders_may_overlap_but_not_with_a_writer() {
+        let mut b = Builder::new();
+        b.ok(0, 10, 1, acq(true), tok(1));
+        b.ok(0, 11, 2, acq(true), tok(2));
+        let r = check(&b.clone_build(), &Params::default());
+        assert_eq!(r.verdict, Verdict::Pass);
+        b.ok(0, 12, 3, acq(false), tok(3));
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["rwlock-overlap", "rwlock-overlap"]);
+    }
+}

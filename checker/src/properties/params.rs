@@ -1,0 +1,147 @@
+//! Parameters a scenario hands to the checkers. Every field has a default,
+//! so a scenario file lists only what its recipe promises differently.
+//! Durations are in milliseconds of virtual time (history times are ns).
+
+use serde::{Deserialize, Serialize};
+
+use crate::history::{Event, History, Time};
+
+/// The delivery contract a queue recipe declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Delivery {
+    /// Every acknowledged item is delivered exactly once.
+    #[default]
+    ExactlyOnce,
+    /// Every acknowledged item is delivered at least once; duplicates allowed.
+    AtLeastOnce,
+}
+
+/// Checker parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Params {
+    /// Queue delivery contract.
+    pub delivery: Delivery,
+    /// The queue promises FIFO order.
+    pub fifo: bool,
+    /// The queue is a priority queue: lower `priority` values come out first
+    /// (Curator's convention); FIFO applies among equal priorities.
+    pub priority: bool,
+    /// The workload drained every queue at the end, so undelivered
+    /// acknowledged items are lost. When false, the checker still decides
+    /// loss if a dequeue observed the queue empty after all enqueues ended.
+    pub drained: bool,
+    /// Barrier size N; `None`: the number of distinct clients that entered.
+    pub barrier_size: Option<usize>,
+    /// The counter's value before the run.
+    pub counter_initial: i64,
+    /// Liveness: how long after the last fault healed an operation may stay
+    /// pending.
+    pub liveness_bound_ms: u64,
+    /// Liveness: overrides the heal time (ms); otherwise see [`healed_at`].
+    pub healed_at_ms: Option<u64>,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            delivery: Delivery::ExactlyOnce,
+            fifo: true,
+            priority: false,
+            drained: false,
+            barrier_size: None,
+            counter_initial: 0,
+            liveness_bound_ms: 30_000,
+            healed_at_ms: None,
+        }
+    }
+}
+
+pub const NS_PER_MS: u64 = 1_000_000;
+
+/// When the faults healed, by this convention (first match wins):
+/// 1. `params.healed_at_ms`;
+/// 2. the history's meta `healed_at` (virtual nanoseconds, like event times);
+/// 3. the last `Fault` event whose kind is `heal` or starts with `heal`
+///    (`heal`, `heal-all`, `heal_partition`), provided no non-heal fault
+///    follows it;
+/// 4. 0 when the history has no `Fault` events at all.
+///
+/// `None` means a fault was never healed: liveness is undecidable.
+pub fn healed_at(history: &History, params: &Params) -> Option<Time> {
+    if let Some(ms) = params.healed_at_ms {
+        return Some(ms.saturating_mul(NS_PER_MS));
+    }
+    if let Some(t) = history
+        .meta
+        .get("healed_at")
+        .and_then(|s| s.trim().parse::<Time>().ok())
+    {
+        return Some(t);
+    }
+    let mut last_heal = None;
+    let mut last_fault = None;
+    for e in &history.events {
+        if let Event::Fault { time, kind, .. } = e {
+            if kind.starts_with("heal") {
+                last_heal = Some(last_heal.map_or(*time, |h: Time| h.max(*time)));
+            } else {
+                last_fault = Some(last_fault.map_or(*time, |f: Time| f.max(*time)));
+            }
+        }
+    }
+    match (last_heal, last_fault) {
+        (None, None) => Some(0),
+        (Some(h), None) => Some(h),
+        (Some(h), Some(f)) if h >= f => Some(h),
+        _ => None,
+    }
+}
+
+/// The time of the last event in the history.
+pub fn end_of_history(history: &History) -> Time {
+    history.events.iter().map(Event::time).max().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fault(time: Time, kind: &str) -> Event {
+        Event::Fault {
+            time,
+            kind: kind.into(),
+            targets: vec![],
+            detail: String::new(),
+        }
+    }
+
+    #[test]
+    fn heal_convention() {
+        let p = Params::default();
+        let mut h = History::new();
+        assert_eq!(healed_at(&h, &p), Some(0));
+        h.events.push(fault(10, "partition"));
+        assert_eq!(healed_at(&h, &p), None);
+        h.events.push(fault(20, "heal"));
+        assert_eq!(healed_at(&h, &p), Some(20));
+        h.meta.insert("healed_at".into(), "25".into());
+        assert_eq!(healed_at(&h, &p), Some(25));
+        let p2 = Params {
+            healed_at_ms: Some(1),
+            ..Params::default()
+        };
+        assert_eq!(healed_at(&h, &p2), Some(NS_PER_MS));
+    }
+
+    #[test]
+    fn params_parse_from_json_with_defaults() {
+        let p: Params =
+            serde_json::from_str(r#"{"delivery":"at-least-once","barrier_size":3}"#).unwrap();
+        assert_eq!(p.delivery, Delivery::AtLeastOnce);
+        assert_eq!(p.barrier_size, Some(3));
+        assert!(p.fifo);
+        assert!(serde_json::from_str::<Params>(r#"{"fifoo":true}"#).is_err());
+    }
+}

@@ -1,0 +1,380 @@
+//! Queues: every acknowledged enqueue is delivered (exactly once or at least
+//! once, as the recipe declares); nothing is delivered that was never
+//! enqueued (an ambiguous enqueue may be delivered, at most once under
+//! exactly-once); FIFO where promised; priority order for priority queues.
+//!
+//! Loss is decided only when the queue is known to be drained: the
+//! scenario says so (`drained`), or a dequeue found it empty after the
+//! item's enqueue completed. Each unknown (Info) dequeue may have consumed
+//! one item, so loss is reported only beyond that many.
+
+use std::collections::BTreeMap;
+
+use crate::history::{History, Op, Operation, Value};
+
+use super::common::{describe, ok_value, operations, succeeded};
+use super::result::{ms, CheckResult, Violation};
+use super::{Delivery, Params};
+
+pub const NAME: &str = "queue";
+
+/// Items are compared as strings; a recipe's workload should make them
+/// unique (the same item enqueued twice is counted twice).
+struct Q<'a> {
+    enqueues: BTreeMap<&'a str, Vec<&'a Operation>>,
+    deliveries: BTreeMap<&'a str, Vec<&'a Operation>>,
+    empty_dequeues: Vec<&'a Operation>,
+    unknown_dequeues: usize,
+    priority: BTreeMap<&'a str, i64>,
+}
+
+fn dequeued(o: &Operation) -> Option<Option<&str>> {
+    match ok_value(o)? {
+        Value::Item { item } => Some(item.as_deref()),
+        Value::Str { value } => Some(Some(value.as_str())),
+        _ => None,
+    }
+}
+
+pub fn check(h: &History, p: &Params) -> CheckResult {
+    let ops = match operations(h, NAME) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let mut r = CheckResult::new(NAME);
+    let mut queues: BTreeMap<&str, Q> = BTreeMap::new();
+    fn q<'a>(qs: &mut BTreeMap<&'a str, Q<'a>>, name: &'a str) {
+        qs.entry(name).or_insert_with(|| Q {
+            enqueues: BTreeMap::new(),
+            deliveries: BTreeMap::new(),
+            empty_dequeues: vec![],
+            unknown_dequeues: 0,
+            priority: BTreeMap::new(),
+        });
+    }
+    for o in &ops {
+        match &o.op {
+            Op::Enqueue {
+                queue,
+                item,
+                priority,
+            } => {
+                q(&mut queues, queue.as_str());
+                let e = queues.get_mut(queue.as_str());
+                if let (true, Some(e)) = (o.may_have_happened(), e) {
+                    e.enqueues.entry(item).or_default().push(o);
+                    e.priority.insert(item, *priority);
+                }
+            }
+            Op::Dequeue { queue } => {
+                q(&mut queues, queue.as_str());
+                let Some(e) = queues.get_mut(queue.as_str()) else {
+                    continue;
+                };
+                match dequeued(o) {
+                    Some(Some(item)) => e.deliveries.entry(item).or_default().push(o),
+                    Some(None) => e.empty_dequeues.push(o),
+                    None if o.is_indeterminate() => e.unknown_dequeues += 1,
+                    None => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    let (mut acked, mut delivered) = (0usize, 0usize);
+    for (name, q) in &queues {
+        acked += q
+            .enqueues
+            .values()
+            .flatten()
+            .filter(|o| succeeded(o))
+            .count();
+        delivered += q.deliveries.values().map(Vec::len).sum::<usize>();
+        check_deliveries(name, q, p, &mut r);
+        check_loss(name, q, p, &mut r);
+        check_order(name, q, p, &mut r);
+    }
+    r.figure("acknowledged_enqueues", acked as f64);
+    r.figure("deliveries", delivered as f64);
+    r
+}
+
+fn check_deliveries(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
+    for (item, ds) in &q.deliveries {
+        let es = q.enqueues.get(item).map(Vec::as_slice).unwrap_or(&[]);
+        let first = ds.iter().min_by_key(|d| d.completed).copied();
+        if es.is_empty() {
+            r.violation(
+                Violation::new(
+                    "phantom-item",
+                    format!(
+                        "queue {name} delivered {item:?}, which no enqueue ever carried: {}",
+                        ds.iter()
+                            .map(|d| describe(d))
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ),
+                )
+                .ops(ds.iter().map(|d| d.id))
+                .clients(ds.iter().map(|d| d.client)),
+            );
+            continue;
+        }
+        if p.delivery == Delivery::ExactlyOnce && ds.len() > es.len() {
+            r.violation(
+                Violation::new(
+                    "duplicate-delivery",
+                    format!("queue {name} promised exactly-once but delivered {item:?} {} times for {} enqueue(s): {}", ds.len(), es.len(), ds.iter().map(|d| describe(d)).collect::<Vec<_>>().join("; ")),
+                )
+                .ops(es.iter().chain(ds.iter()).map(|o| o.id))
+                .clients(ds.iter().map(|d| d.client)),
+            );
+        }
+        if let (Some(d), Some(e)) = (first, es.iter().min_by_key(|e| e.invoked)) {
+            if d.completed.is_some_and(|t| t < e.invoked) {
+                r.violation(
+                    Violation::new(
+                        "delivered-before-enqueued",
+                        format!(
+                            "queue {name}: {} returned {item:?} before {} was even invoked",
+                            describe(d),
+                            describe(e)
+                        ),
+                    )
+                    .ops([d.id, e.id])
+                    .clients([d.client, e.client]),
+                );
+            }
+        }
+    }
+}
+
+fn check_loss(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
+    let mut missing = Vec::new();
+    let mut undecided = 0;
+    for (item, es) in &q.enqueues {
+        let acked: Vec<&&Operation> = es.iter().filter(|e| succeeded(e)).collect();
+        let got = q.deliveries.get(item).map_or(0, Vec::len);
+        for e in acked.iter().skip(got) {
+            let done = e.completed.unwrap_or(e.invoked);
+            if p.drained || q.empty_dequeues.iter().any(|d| d.invoked > done) {
+                missing.push((*item, **e));
+            } else {
+                undecided += 1;
+            }
+        }
+    }
+    if undecided > 0 {
+        r.note(format!("queue {name}: {undecided} acknowledged item(s) undelivered, but the queue was never seen empty afterwards: not counted as lost"));
+    }
+    if missing.len() > q.unknown_dequeues {
+        let list = missing
+            .iter()
+            .map(|(i, e)| format!("{i:?} ({})", describe(e)))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let lost = missing.len() - q.unknown_dequeues;
+        r.violation(
+            Violation::new(
+                "lost-item",
+                format!("queue {name}: {} acknowledged item(s) were never delivered ({} unknown dequeue(s) may account for some), so at least {lost} lost: {list}", missing.len(), q.unknown_dequeues),
+            )
+            .ops(missing.iter().map(|(_, e)| e.id))
+            .clients(missing.iter().map(|(_, e)| e.client))
+            .times(missing.iter().filter_map(|(_, e)| e.completed)),
+        );
+    }
+}
+
+/// FIFO: an item acknowledged before another was enqueued must not be
+/// dequeued after it (by non-overlapping dequeues). Priority: a dequeue must
+/// not return an item while a definitely-present item of higher priority
+/// (lower value) waits.
+fn check_order(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
+    struct It<'a> {
+        item: &'a str,
+        enq: &'a Operation,
+        deq: &'a Operation,
+        prio: i64,
+    }
+    let items: Vec<It> = q
+        .deliveries
+        .iter()
+        .filter_map(|(item, ds)| {
+            let enq = q.enqueues.get(item)?.iter().find(|e| succeeded(e))?;
+            let deq = ds.iter().min_by_key(|d| d.invoked)?;
+            Some(It {
+                item,
+                enq,
+                deq,
+                prio: q.priority.get(item).copied().unwrap_or(0),
+            })
+        })
+        .collect();
+    let before = |a: &Operation, b: &Operation| a.completed.is_some_and(|t| t < b.invoked);
+    for a in &items {
+        for b in &items {
+            if !before(a.enq, b.enq) || !before(b.deq, a.deq) {
+                continue;
+            }
+            // b was enqueued after a was acknowledged, yet dequeued first.
+            if p.fifo && (!p.priority || a.prio == b.prio) {
+                r.violation(
+                    Violation::new(
+                        "fifo-order",
+                        format!("queue {name}: {:?} was enqueued and acknowledged at {} before {:?} was enqueued, but {} took {:?} before {} took {:?}", a.item, ms(a.enq.completed.unwrap_or(0)), b.item, describe(b.deq), b.item, describe(a.deq), a.item),
+                    )
+                    .ops([a.enq.id, b.enq.id, b.deq.id, a.deq.id])
+                    .clients([a.deq.client, b.deq.client]),
+                );
+            }
+        }
+        if p.priority {
+            for b in &items {
+                // b (higher priority) was present while a's dequeue ran and
+                // was taken only after it.
+                if b.prio < a.prio && before(b.enq, a.deq) && before(a.deq, b.deq) {
+                    r.violation(
+                        Violation::new("priority-order", format!("queue {name}: {} returned {:?} (priority {}) while {:?} (priority {}) was waiting since {}", describe(a.deq), a.item, a.prio, b.item, b.prio, ms(b.enq.completed.unwrap_or(0))))
+                            .ops([a.deq.id, b.enq.id, b.deq.id])
+                            .clients([a.deq.client]),
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::properties::testkit::Builder;
+    use crate::properties::Verdict;
+
+    fn enq(item: &str) -> Op {
+        Op::Enqueue {
+            queue: "q".into(),
+            item: item.into(),
+            priority: 0,
+        }
+    }
+    fn enq_p(item: &str, priority: i64) -> Op {
+        Op::Enqueue {
+            queue: "q".into(),
+            item: item.into(),
+            priority,
+        }
+    }
+    fn deq() -> Op {
+        Op::Dequeue { queue: "q".into() }
+    }
+    fn item(i: Option<&str>) -> Value {
+        Value::Item {
+            item: i.map(String::from),
+        }
+    }
+
+    #[test]
+    fn ambiguous_enqueue_delivered_once_passes() {
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, enq("a"), Value::Unit);
+        b.info(2, 3, 1, enq("b"));
+        b.ok(4, 5, 2, deq(), item(Some("a")));
+        b.ok(6, 7, 2, deq(), item(Some("b")));
+        b.ok(8, 9, 2, deq(), item(None));
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+    }
+
+    #[test]
+    fn lost_item_fails_once_the_queue_is_seen_empty() {
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, enq("a"), Value::Unit);
+        b.ok(2, 3, 1, enq("b"), Value::Unit);
+        b.ok(4, 5, 2, deq(), item(Some("b")));
+        let undecided = check(&b.clone_build(), &Params::default());
+        assert_eq!(undecided.verdict, Verdict::Pass);
+        assert!(!undecided.notes.is_empty());
+        b.ok(6, 7, 2, deq(), item(None));
+        let r = check(
+            &b.build(),
+            &Params {
+                fifo: false,
+                ..Params::default()
+            },
+        );
+        assert_eq!(r.kinds(), vec!["lost-item"]);
+        assert!(r.violations[0].explanation.contains("\"a\""));
+    }
+
+    #[test]
+    fn unknown_dequeue_excuses_one_missing_item() {
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, enq("a"), Value::Unit);
+        b.info(2, 3, 2, deq());
+        b.ok(6, 7, 2, deq(), item(None));
+        assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn duplicates_and_phantoms_fail_under_exactly_once() {
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, enq("a"), Value::Unit);
+        b.ok(4, 5, 2, deq(), item(Some("a")));
+        b.ok(6, 7, 3, deq(), item(Some("a")));
+        b.ok(8, 9, 3, deq(), item(Some("zz")));
+        let h = b.build();
+        let r = check(&h, &Params::default());
+        assert_eq!(r.kinds(), vec!["duplicate-delivery", "phantom-item"]);
+        let r = check(
+            &h,
+            &Params {
+                delivery: Delivery::AtLeastOnce,
+                ..Params::default()
+            },
+        );
+        assert_eq!(r.kinds(), vec!["phantom-item"]);
+    }
+
+    #[test]
+    fn fifo_violation_fails() {
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, enq("a"), Value::Unit);
+        b.ok(2, 3, 1, enq("b"), Value::Unit);
+        b.ok(4, 5, 2, deq(), item(Some("b")));
+        b.ok(6, 7, 2, deq(), item(Some("a")));
+        let h = b.build();
+        assert_eq!(check(&h, &Params::default()).kinds(), vec!["fifo-order"]);
+        assert_eq!(
+            check(
+                &h,
+                &Params {
+                    fifo: false,
+                    ..Params::default()
+                }
+            )
+            .verdict,
+            Verdict::Pass
+        );
+    }
+
+    #[test]
+    fn priority_order() {
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, enq_p("low", 5), Value::Unit);
+        b.ok(2, 3, 1, enq_p("high", 1), Value::Unit);
+        b.ok(4, 5, 2, deq(), item(Some("high")));
+        b.ok(6, 7, 2, deq(), item(Some("low")));
+        let p = Params {
+            priority: true,
+            ..Params::default()
+        };
+        assert_eq!(check(&b.clone_build(), &p).verdict, Verdict::Pass);
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, enq_p("low", 5), Value::Unit);
+        b.ok(2, 3, 1, enq_p("high", 1), Value::Unit);
+        b.ok(4, 5, 2, deq(), item(Some("low")));
+        b.ok(6, 7, 2, deq(), item(Some("high")));
+        assert_eq!(check(&b.build(), &p).kinds(), vec!["priority-order"]);
+    }
+}

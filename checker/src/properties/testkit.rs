@@ -1,0 +1,166 @@
+//! Hand-built histories for unit tests. Times are given in milliseconds.
+
+use crate::history::{
+    ClientId, Event, History, Op, OpId, Outcome, SessionId, Time, TxnRecord, Value, Zxid,
+};
+
+pub const MS: Time = 1_000_000;
+
+#[derive(Default)]
+pub struct Builder {
+    pub h: History,
+    next: OpId,
+}
+
+impl Builder {
+    pub fn new() -> Self {
+        Builder {
+            h: History::new(),
+            next: 1,
+        }
+    }
+
+    /// Invokes `op` for `client` at `t` ms; returns the op id.
+    pub fn invoke(&mut self, t: u64, client: ClientId, op: Op) -> OpId {
+        self.invoke_s(t, client, None, op)
+    }
+
+    pub fn invoke_s(
+        &mut self,
+        t: u64,
+        client: ClientId,
+        session: Option<SessionId>,
+        op: Op,
+    ) -> OpId {
+        let id = self.next;
+        self.next += 1;
+        self.h.events.push(Event::Invoke {
+            id,
+            time: t * MS,
+            client,
+            session,
+            op,
+        });
+        id
+    }
+
+    pub fn complete(&mut self, id: OpId, t: u64, outcome: Outcome) {
+        self.complete_z(id, t, outcome, None)
+    }
+
+    pub fn complete_z(&mut self, id: OpId, t: u64, outcome: Outcome, zxid: Option<Zxid>) {
+        let client = self
+            .h
+            .events
+            .iter()
+            .find_map(|e| match e {
+                Event::Invoke { id: i, client, .. } if *i == id => Some(*client),
+                _ => None,
+            })
+            .unwrap_or(0);
+        self.h.events.push(Event::Complete {
+            id,
+            time: t * MS,
+            client,
+            outcome,
+            zxid,
+        });
+    }
+
+    /// Invoke + Ok completion.
+    pub fn ok(&mut self, t0: u64, t1: u64, client: ClientId, op: Op, value: Value) -> OpId {
+        let id = self.invoke(t0, client, op);
+        self.complete(id, t1, Outcome::Ok { value });
+        id
+    }
+
+    /// Invoke + Info (unknown) completion.
+    pub fn info(&mut self, t0: u64, t1: u64, client: ClientId, op: Op) -> OpId {
+        let id = self.invoke(t0, client, op);
+        self.complete(
+            id,
+            t1,
+            Outcome::Info {
+                error: "ConnectionLoss".into(),
+            },
+        );
+        id
+    }
+
+    /// Invoke + Fail completion.
+    pub fn fail(&mut self, t0: u64, t1: u64, client: ClientId, op: Op) -> OpId {
+        let id = self.invoke(t0, client, op);
+        self.complete(
+            id,
+            t1,
+            Outcome::Fail {
+                error: "rejected".into(),
+            },
+        );
+        id
+    }
+
+    pub fn commit(&mut self, t: u64, zxid: Zxid, txn: TxnRecord) {
+        self.h.events.push(Event::Commit {
+            time: t * MS,
+            server: 1,
+            zxid,
+            txn,
+        });
+    }
+
+    pub fn session(&mut self, t: u64, client: ClientId, session: SessionId, state: &str) {
+        self.h.events.push(Event::Session {
+            time: t * MS,
+            client,
+            session,
+            state: state.into(),
+            server: None,
+        });
+    }
+
+    pub fn fault(&mut self, t: u64, kind: &str) {
+        self.h.events.push(Event::Fault {
+            time: t * MS,
+            kind: kind.into(),
+            targets: vec![],
+            detail: String::new(),
+        });
+    }
+
+    pub fn watch(&mut self, t: u64, client: ClientId, event: &str, path: &str) {
+        self.h.events.push(Event::Watch {
+            time: t * MS,
+            client,
+            session: 0,
+            event: event.into(),
+            path: Some(path.into()),
+        });
+    }
+
+    /// The history with events sorted by time (stable), as a recorder emits.
+    pub fn build(mut self) -> History {
+        self.h.events.sort_by_key(Event::time);
+        self.h
+    }
+}
+
+impl Builder {
+    /// The history so far, keeping the builder.
+    pub fn clone_build(&self) -> History {
+        let mut h = self.h.clone();
+        h.events.sort_by_key(Event::time);
+        h
+    }
+}
+
+impl Builder {
+    /// A note at `t` ms (extends the history's end).
+    pub fn note_at(&mut self, t: u64) {
+        self.h.events.push(Event::Note {
+            time: t * MS,
+            client: None,
+            text: "end".into(),
+        });
+    }
+}

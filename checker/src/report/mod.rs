@@ -1,0 +1,33 @@
+//! Reports a person can act on: a plain-text explanation of every failed
+//! check (ops with client, session, times in ms, values, and a hint of what
+//! the failure usually means) and a self-contained HTML timeline.
+
+mod hints;
+mod html;
+mod text;
+
+pub use hints::hint;
+pub use html::render_html;
+pub use text::{render_text, summary_line};
+
+use crate::history::{Operation, Outcome, Value};
+
+/// "ok Token(5)", "error NoNode", "info ConnectionLoss", "pending".
+pub(crate) fn outcome_text(o: &Operation) -> String {
+    match &o.outcome {
+        None => "pending".into(),
+        Some(Outcome::Ok {
+            value: Value::Error { code, .. },
+        }) => format!("error reply {code}"),
+        Some(Outcome::Ok { value }) => format!("ok {}", value_text(value)),
+        Some(Outcome::Fail { error }) => format!("failed (not applied): {error}"),
+        Some(Outcome::Info { error }) => format!("unknown outcome: {error}"),
+    }
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::Unit => String::new(),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    }
+}

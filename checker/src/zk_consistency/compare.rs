@@ -1,0 +1,282 @@
+//! Comparing what a client was told with what the replayed model says, and
+//! describing operations for explanations.
+
+use crate::history::{MultiOpResult, Op, Operation, StatRecord, Value};
+use crate::properties::ms;
+
+use super::tree::{code, DataTree};
+
+/// Stat equality on the fields the model knows (not ctime, mtime, aversion).
+/// `owner`: compare the ephemeral owner too.
+pub fn stat_eq(a: &StatRecord, b: &StatRecord, owner: bool) -> bool {
+    a.czxid == b.czxid
+        && a.mzxid == b.mzxid
+        && a.pzxid == b.pzxid
+        && a.version == b.version
+        && a.cversion == b.cversion
+        && a.data_length == b.data_length
+        && a.num_children == b.num_children
+        && (!owner || a.ephemeral_owner == b.ephemeral_owner)
+}
+
+/// A stat the recorder left empty (plain `create` returns no Stat).
+fn unrecorded(s: &StatRecord) -> bool {
+    *s == StatRecord::default()
+}
+
+/// `None` if the recorded write reply agrees with the model's; otherwise
+/// what differs. Replies with error codes the model does not decide
+/// (NoAuth, SessionExpired, ...) are not compared.
+pub fn write_reply_differs(recorded: &Value, model: &Value, owner: bool) -> Option<String> {
+    let stat_ok = |r: &StatRecord, m: &StatRecord| unrecorded(r) || stat_eq(r, m, owner);
+    let same = match (recorded, model) {
+        (
+            Value::Error {
+                code: rc,
+                results: rr,
+            },
+            Value::Error {
+                code: mc,
+                results: mr,
+            },
+        ) => rc == mc && (rr.is_empty() || rr == mr),
+        (Value::Error { code: rc, .. }, _) if !code::modelled(rc) => true,
+        (Value::Error { .. }, _) | (_, Value::Error { .. }) => false,
+        (Value::Created { path: rp, stat: rs }, Value::Created { path: mp, stat: ms }) => {
+            rp == mp && stat_ok(rs, ms)
+        }
+        (Value::Stat { stat: Some(rs) }, Value::Stat { stat: Some(ms) }) => stat_ok(rs, ms),
+        (Value::Multi { results: rr }, Value::Multi { results: mr }) => {
+            rr.len() == mr.len()
+                && rr.iter().zip(mr).all(|(r, m)| match (r, m) {
+                    (
+                        MultiOpResult::Create { path: rp, stat: rs },
+                        MultiOpResult::Create { path: mp, stat: ms },
+                    ) => rp == mp && stat_ok(rs, ms),
+                    (MultiOpResult::SetData { stat: rs }, MultiOpResult::SetData { stat: ms }) => {
+                        stat_ok(rs, ms)
+                    }
+                    (a, b) => std::mem::discriminant(a) == std::mem::discriminant(b),
+                })
+        }
+        (_, Value::Unit) => true,
+        (r, m) => r == m,
+    };
+    if same {
+        None
+    } else {
+        Some(format!(
+            "the client was told {} but replaying the committed writes gives {}",
+            short_value(recorded),
+            short_value(model)
+        ))
+    }
+}
+
+/// What a read should have returned from `tree`; `None` for non-reads and
+/// for paths the model does not track (`/zookeeper`).
+pub fn expected_read(tree: &DataTree, op: &Op) -> Option<Value> {
+    let no_node = || Value::Error {
+        code: code::NO_NODE.into(),
+        results: Vec::new(),
+    };
+    Some(match op {
+        Op::GetData { path, .. } if !reserved(path) => match tree.get(path) {
+            Some(n) => Value::Data {
+                data: n.data.clone(),
+                stat: n.stat(),
+            },
+            None => no_node(),
+        },
+        Op::Exists { path, .. } if !reserved(path) => Value::Stat {
+            stat: tree.get(path).map(|n| n.stat()),
+        },
+        Op::GetChildren { path, .. } if !reserved(path) => match tree.get(path) {
+            Some(n) => Value::Children {
+                children: n.children.iter().cloned().collect(),
+                stat: n.stat(),
+            },
+            None => no_node(),
+        },
+        _ => return None,
+    })
+}
+
+fn reserved(path: &str) -> bool {
+    path == "/zookeeper" || path.starts_with("/zookeeper/")
+}
+
+/// `None` if a recorded read agrees with the expected value. The root's
+/// child counts are not compared (servers create `/zookeeper` there), nor
+/// the order of children (unspecified in ZooKeeper).
+pub fn read_differs(path: &str, recorded: &Value, expected: &Value) -> Option<String> {
+    let root = path == "/";
+    let stat_ok = |r: &StatRecord, e: &StatRecord| root || stat_eq(r, e, true);
+    let same = match (recorded, expected) {
+        (Value::Error { code: rc, .. }, _) if !code::modelled(rc) => true,
+        (Value::Data { data: rd, stat: rs }, Value::Data { data: ed, stat: es }) => {
+            rd == ed && stat_ok(rs, es)
+        }
+        (Value::Stat { stat: Some(rs) }, Value::Stat { stat: Some(es) }) => stat_ok(rs, es),
+        (Value::Stat { stat: None }, Value::Stat { stat: None }) => true,
+        (
+            Value::Children {
+                children: rc,
+                stat: rs,
+            },
+            Value::Children {
+                children: ec,
+                stat: es,
+            },
+        ) => {
+            let mut rc: Vec<&String> = rc.iter().filter(|c| !(root && *c == "zookeeper")).collect();
+            rc.sort();
+            let ec: Vec<&String> = ec.iter().collect();
+            rc == ec && stat_ok(rs, es)
+        }
+        (r, e) => r == e,
+    };
+    if same {
+        None
+    } else {
+        Some(format!(
+            "it returned {} but the replayed state is {}",
+            short_value(recorded),
+            short_value(expected)
+        ))
+    }
+}
+
+/// A compact rendering of a value for explanations.
+pub fn short_value(v: &Value) -> String {
+    let st = |s: &StatRecord| {
+        format!(
+            "version {}, czxid {:#x}, mzxid {:#x}, cversion {}, owner {:#x}",
+            s.version, s.czxid, s.mzxid, s.cversion, s.ephemeral_owner
+        )
+    };
+    match v {
+        Value::Error { code, .. } => format!("error {code}"),
+        Value::Created { path, stat } => format!("created {path} ({})", st(stat)),
+        Value::Stat { stat: Some(s) } => format!("stat ({})", st(s)),
+        Value::Stat { stat: None } => "no node".into(),
+        Value::Data { data, stat } => format!("data {data} ({})", st(stat)),
+        Value::Children { children, .. } => {
+            let mut c = children.clone();
+            c.sort();
+            format!("children [{}]", c.join(", "))
+        }
+        Value::Multi { results } => format!("multi ok ({} results)", results.len()),
+        Value::Unit => "ok".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// A compact rendering of an op.
+pub fn short_op(op: &Op) -> String {
+    match op {
+        Op::Create { path, data, mode } => format!("create {path} {data} {mode:?}"),
+        Op::Delete { path, version } => format!("delete {path} v{version}"),
+        Op::SetData {
+            path,
+            data,
+            version,
+        } => format!("setData {path} {data} v{version}"),
+        Op::Check { path, version } => format!("check {path} v{version}"),
+        Op::GetData { path, .. } => format!("getData {path}"),
+        Op::Exists { path, .. } => format!("exists {path}"),
+        Op::GetChildren { path, .. } => format!("getChildren {path}"),
+        Op::Sync { path } => format!("sync {path}"),
+        Op::Multi { ops } => format!(
+            "multi[{}]",
+            ops.iter().map(short_op).collect::<Vec<_>>().join("; ")
+        ),
+        other => format!("{other:?}"),
+    }
+}
+
+/// "op 7 (client 2, session 0x100, create /a, 10–12 ms)".
+pub fn describe(o: &Operation) -> String {
+    let session = o
+        .session
+        .map(|s| format!(", session {s:#x}"))
+        .unwrap_or_default();
+    let done = o.completed.map(ms).unwrap_or_else(|| "pending".into());
+    format!(
+        "op {} (client {}{session}, {}, {}–{})",
+        o.id,
+        o.client,
+        short_op(&o.op),
+        ms(o.invoked),
+        done
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unrecorded_stats_and_unmodelled_errors_are_not_compared() {
+        let m = Value::Created {
+            path: "/a".into(),
+            stat: StatRecord {
+                czxid: 5,
+                ..Default::default()
+            },
+        };
+        assert!(write_reply_differs(
+            &Value::Created {
+                path: "/a".into(),
+                stat: StatRecord::default()
+            },
+            &m,
+            true
+        )
+        .is_none());
+        assert!(write_reply_differs(
+            &Value::Created {
+                path: "/b".into(),
+                stat: StatRecord::default()
+            },
+            &m,
+            true
+        )
+        .is_some());
+        assert!(write_reply_differs(
+            &Value::Error {
+                code: "NoAuth".into(),
+                results: vec![]
+            },
+            &m,
+            true
+        )
+        .is_none());
+        assert!(write_reply_differs(
+            &Value::Error {
+                code: "NodeExists".into(),
+                results: vec![]
+            },
+            &m,
+            true
+        )
+        .is_some());
+    }
+
+    #[test]
+    fn children_order_is_ignored_and_root_zookeeper_filtered() {
+        let e = Value::Children {
+            children: vec!["a".into(), "b".into()],
+            stat: StatRecord::default(),
+        };
+        let r = Value::Children {
+            children: vec!["b".into(), "zookeeper".into(), "a".into()],
+            stat: StatRecord {
+                num_children: 3,
+                ..Default::default()
+            },
+        };
+        assert!(read_differs("/", &r, &e).is_none());
+        assert!(read_differs("/x", &r, &e).is_some());
+    }
+}

@@ -1,0 +1,485 @@
+//! Hand-built histories: legal ones must pass, each anomaly must be named.
+
+use super::*;
+use crate::history::{CreateModeRecord, Data, StatRecord, TxnRecord, Value};
+use crate::properties::testkit::Builder;
+use crate::properties::Verdict;
+
+const A: i64 = 0x100;
+const B: i64 = 0x200;
+
+fn create(path: &str, data: &str) -> Op {
+    Op::Create {
+        path: path.into(),
+        data: Data::from(data),
+        mode: CreateModeRecord::Persistent,
+    }
+}
+fn set(path: &str, data: &str) -> Op {
+    Op::SetData {
+        path: path.into(),
+        data: Data::from(data),
+        version: -1,
+    }
+}
+fn get(path: &str) -> Op {
+    Op::GetData {
+        path: path.into(),
+        watch: false,
+    }
+}
+fn stat(czxid: i64, mzxid: i64, version: i32, len: i32) -> StatRecord {
+    StatRecord {
+        czxid,
+        mzxid,
+        pzxid: czxid,
+        version,
+        data_length: len,
+        ..StatRecord::default()
+    }
+}
+fn ok(value: Value) -> Outcome {
+    Outcome::Ok { value }
+}
+fn data(d: &str, s: StatRecord) -> Value {
+    Value::Data {
+        data: Data::from(d),
+        stat: s,
+    }
+}
+fn txn_create(path: &str, d: &str) -> TxnRecord {
+    TxnRecord::Create {
+        path: path.into(),
+        data: Data::from(d),
+        ephemeral_owner: 0,
+        session: A,
+    }
+}
+fn txn_set(path: &str, d: &str, v: i32) -> TxnRecord {
+    TxnRecord::SetData {
+        path: path.into(),
+        data: Data::from(d),
+        version: v,
+    }
+}
+
+/// Client 0 (session A) creates /a = "1" (zxid 1) and sets it to "2"
+/// (zxid 2); both are committed.
+fn base() -> Builder {
+    let mut b = Builder::new();
+    let c = b.invoke_s(1, 0, Some(A), create("/a", "1"));
+    b.commit(3, 1, txn_create("/a", "1"));
+    b.complete_z(
+        c,
+        4,
+        ok(Value::Created {
+            path: "/a".into(),
+            stat: stat(1, 1, 0, 1),
+        }),
+        Some(1),
+    );
+    let s = b.invoke_s(10, 0, Some(A), set("/a", "2"));
+    b.commit(12, 2, txn_set("/a", "2", 1));
+    b.complete_z(
+        s,
+        14,
+        ok(Value::Stat {
+            stat: Some(stat(1, 2, 1, 1)),
+        }),
+        Some(2),
+    );
+    b
+}
+
+fn run(b: Builder) -> CheckResult {
+    check(&b.build(), &Params::default())
+}
+
+#[test]
+fn legal_stale_follower_read_passes() {
+    let mut b = base();
+    // Session B on a lagging follower reads after the set completed, at zxid 1.
+    let r = b.invoke_s(20, 1, Some(B), get("/a"));
+    b.complete_z(r, 21, ok(data("1", stat(1, 1, 0, 1))), Some(1));
+    // And later, a fresh read at zxid 2.
+    let r2 = b.invoke_s(22, 1, Some(B), get("/a"));
+    b.complete_z(r2, 23, ok(data("2", stat(1, 2, 1, 1))), Some(2));
+    let res = run(b);
+    assert_eq!(res.verdict, Verdict::Pass, "{res:#?}");
+    assert_eq!(res.figures["checked_reads"], 2.0);
+    assert_eq!(res.figures["checked_writes"], 2.0);
+}
+
+#[test]
+fn lost_acknowledged_write_fails() {
+    let mut b = base();
+    // Acknowledged at zxid 3, but no server ever committed zxid 3, and a
+    // read at zxid 4 does not see it.
+    let s = b.invoke_s(30, 0, Some(A), set("/a", "3"));
+    b.complete_z(
+        s,
+        31,
+        ok(Value::Stat {
+            stat: Some(stat(1, 3, 2, 1)),
+        }),
+        Some(3),
+    );
+    b.commit(40, 4, txn_create("/b", ""));
+    let r = b.invoke_s(41, 1, Some(B), get("/a"));
+    b.complete_z(r, 42, ok(data("2", stat(1, 2, 1, 1))), Some(4));
+    let res = run(b);
+    assert_eq!(res.verdict, Verdict::Violation);
+    let lost = res
+        .violations
+        .iter()
+        .find(|v| v.kind == "lost-ack-write")
+        .expect("lost-ack-write");
+    assert!(
+        lost.explanation.contains("zxid 0x3") && lost.explanation.contains("setData /a"),
+        "{}",
+        lost.explanation
+    );
+    assert_eq!(lost.ops, vec![3]);
+}
+
+#[test]
+fn acknowledged_write_replaced_by_another_txn_fails() {
+    let mut b = base();
+    let s = b.invoke_s(30, 0, Some(A), set("/a", "3"));
+    b.commit(30, 3, txn_set("/a", "other", 2));
+    b.complete_z(
+        s,
+        31,
+        ok(Value::Stat {
+            stat: Some(stat(1, 3, 2, 1)),
+        }),
+        Some(3),
+    );
+    let res = run(b);
+    assert!(res.kinds().contains(&"lost-ack-write"), "{res:#?}");
+}
+
+#[test]
+fn read_from_the_future_fails() {
+    let mut b = Builder::new();
+    let c = b.invoke_s(1, 0, Some(A), create("/a", "1"));
+    b.commit(3, 1, txn_create("/a", "1"));
+    b.complete_z(
+        c,
+        4,
+        ok(Value::Created {
+            path: "/a".into(),
+            stat: stat(1, 1, 0, 1),
+        }),
+        Some(1),
+    );
+    // Session B reads "2" at zxid 2 and returns at 8 ms, but the setData
+    // that wrote "2" was invoked only at 10 ms.
+    let r = b.invoke_s(6, 1, Some(B), get("/a"));
+    b.complete_z(r, 8, ok(data("2", stat(1, 2, 1, 1))), Some(2));
+    let s = b.invoke_s(10, 0, Some(A), set("/a", "2"));
+    b.commit(12, 2, txn_set("/a", "2", 1));
+    b.complete_z(
+        s,
+        14,
+        ok(Value::Stat {
+            stat: Some(stat(1, 2, 1, 1)),
+        }),
+        Some(2),
+    );
+    let res = run(b);
+    let v = res
+        .violations
+        .iter()
+        .find(|v| v.kind == "read-from-future")
+        .expect("read-from-future");
+    assert!(
+        v.explanation.contains("op 2")
+            && v.explanation.contains("op 3")
+            && v.explanation.contains("0x2"),
+        "{}",
+        v.explanation
+    );
+}
+
+#[test]
+fn session_going_back_in_time_fails() {
+    let mut b = base();
+    let r1 = b.invoke_s(20, 1, Some(B), get("/a"));
+    b.complete_z(r1, 21, ok(data("2", stat(1, 2, 1, 1))), Some(2));
+    b.session(22, 1, B, "disconnected");
+    b.session(23, 1, B, "connected");
+    // After reconnecting to a lagging server, the same session reads zxid 1.
+    let r2 = b.invoke_s(24, 1, Some(B), get("/a"));
+    b.complete_z(r2, 25, ok(data("1", stat(1, 1, 0, 1))), Some(1));
+    let res = run(b);
+    assert_eq!(res.kinds(), vec!["session-time-travel"], "{res:#?}");
+    let v = &res.violations[0];
+    assert!(
+        v.explanation.contains("session 0x200")
+            && v.explanation.contains("0x2")
+            && v.explanation.contains("0x1")
+    );
+    assert_eq!(v.ops, vec![3, 4]);
+}
+
+#[test]
+fn wrong_read_value_at_its_zxid_fails() {
+    let mut b = base();
+    let r = b.invoke_s(20, 1, Some(B), get("/a"));
+    b.complete_z(r, 21, ok(data("1", stat(1, 1, 0, 1))), Some(2));
+    let res = run(b);
+    assert_eq!(res.kinds(), vec!["read-mismatch"], "{res:#?}");
+}
+
+#[test]
+fn sequential_names_and_error_replies_are_replayed() {
+    let mut b = base();
+    let q = b.invoke_s(
+        20,
+        0,
+        Some(A),
+        Op::Create {
+            path: "/a/q-".into(),
+            data: Data::from("x"),
+            mode: CreateModeRecord::EphemeralSequential,
+        },
+    );
+    b.commit(
+        21,
+        3,
+        TxnRecord::Create {
+            path: "/a/q-0000000000".into(),
+            data: Data::from("x"),
+            ephemeral_owner: A,
+            session: A,
+        },
+    );
+    b.complete_z(
+        q,
+        22,
+        ok(Value::Created {
+            path: "/a/q-0000000000".into(),
+            stat: StatRecord::default(),
+        }),
+        Some(3),
+    );
+    let e = b.invoke_s(23, 1, Some(B), create("/a", "again"));
+    b.complete_z(
+        e,
+        24,
+        ok(Value::Error {
+            code: "NodeExists".into(),
+            results: vec![],
+        }),
+        Some(3),
+    );
+    let res = run(b);
+    assert_eq!(res.verdict, Verdict::Pass, "{res:#?}");
+
+    // The same, but the client is told a wrong sequential name.
+    let mut b = base();
+    let q = b.invoke_s(
+        20,
+        0,
+        Some(A),
+        Op::Create {
+            path: "/a/q-".into(),
+            data: Data::from("x"),
+            mode: CreateModeRecord::PersistentSequential,
+        },
+    );
+    b.commit(
+        21,
+        3,
+        TxnRecord::Create {
+            path: "/a/q-0000000000".into(),
+            data: Data::from("x"),
+            ephemeral_owner: 0,
+            session: A,
+        },
+    );
+    b.complete_z(
+        q,
+        22,
+        ok(Value::Created {
+            path: "/a/q-0000000001".into(),
+            stat: StatRecord::default(),
+        }),
+        Some(3),
+    );
+    let res = run(b);
+    assert!(res.kinds().contains(&"write-result-mismatch"), "{res:#?}");
+}
+
+#[test]
+fn indeterminate_write_is_resolved_by_the_commit_stream() {
+    let mut b = base();
+    let lost = b.invoke_s(20, 0, Some(A), set("/a", "3"));
+    b.commit(21, 3, txn_set("/a", "3", 2));
+    b.complete(
+        lost,
+        22,
+        Outcome::Info {
+            error: "ConnectionLoss".into(),
+        },
+    );
+    let r = b.invoke_s(30, 1, Some(B), get("/a"));
+    b.complete_z(r, 31, ok(data("3", stat(1, 3, 2, 1))), Some(3));
+    let res = run(b);
+    assert_eq!(res.verdict, Verdict::Pass, "{res:#?}");
+    assert_eq!(res.figures["indeterminate_writes_committed"], 1.0);
+}
+
+#[test]
+fn expiry_must_delete_all_ephemerals_at_one_zxid() {
+    let mut b = Builder::new();
+    let e = b.invoke_s(
+        1,
+        0,
+        Some(A),
+        Op::Create {
+            path: "/e".into(),
+            data: Data::default(),
+            mode: CreateModeRecord::Ephemeral,
+        },
+    );
+    b.commit(
+        2,
+        1,
+        TxnRecord::Create {
+            path: "/e".into(),
+            data: Data::default(),
+            ephemeral_owner: A,
+            session: A,
+        },
+    );
+    b.complete_z(
+        e,
+        3,
+        ok(Value::Created {
+            path: "/e".into(),
+            stat: StatRecord::default(),
+        }),
+        Some(1),
+    );
+    b.commit(
+        50,
+        2,
+        TxnRecord::CloseSession {
+            session: A,
+            expired: true,
+            deleted: vec!["/e".into()],
+        },
+    );
+    let good = b.h.clone();
+    assert_eq!(check(&good, &Params::default()).verdict, Verdict::Pass);
+
+    let mut bad = Builder::new();
+    bad.h = good;
+    if let Some(Event::Commit {
+        txn: TxnRecord::CloseSession { deleted, .. },
+        ..
+    }) = bad.h.events.last_mut()
+    {
+        deleted.clear();
+    }
+    let res = check(&bad.h, &Params::default());
+    assert_eq!(res.kinds(), vec!["expiry-ephemerals"], "{res:#?}");
+    assert!(res.violations[0].explanation.contains("/e"));
+}
+
+#[test]
+fn without_commits_write_order_and_bounded_replay() {
+    // Write 1 completes at 10 ms with zxid 5; write 2 invoked at 12 ms gets zxid 3.
+    let mut b = Builder::new();
+    let w1 = b.invoke_s(1, 0, Some(A), create("/a", "1"));
+    b.complete_z(
+        w1,
+        10,
+        ok(Value::Created {
+            path: "/a".into(),
+            stat: StatRecord::default(),
+        }),
+        Some(5),
+    );
+    let w2 = b.invoke_s(12, 1, Some(B), create("/b", "1"));
+    b.complete_z(
+        w2,
+        13,
+        ok(Value::Created {
+            path: "/b".into(),
+            stat: StatRecord::default(),
+        }),
+        Some(3),
+    );
+    let res = run(b);
+    assert!(res.kinds().contains(&"write-order"), "{res:#?}");
+    assert!(res.notes.iter().any(|n| n.contains("no Commit events")));
+
+    // An indeterminate create that did apply: a later read sees it. Legal;
+    // the read lies beyond the certain bound and is not compared.
+    let mut b = Builder::new();
+    let w1 = b.invoke_s(1, 0, Some(A), create("/a", "1"));
+    b.complete_z(
+        w1,
+        2,
+        ok(Value::Created {
+            path: "/a".into(),
+            stat: StatRecord::default(),
+        }),
+        Some(1),
+    );
+    let w2 = b.invoke_s(3, 0, Some(A), create("/b", "1"));
+    b.complete(
+        w2,
+        4,
+        Outcome::Info {
+            error: "ConnectionLoss".into(),
+        },
+    );
+    let r = b.invoke_s(
+        5,
+        1,
+        Some(B),
+        Op::Exists {
+            path: "/b".into(),
+            watch: false,
+        },
+    );
+    b.complete_z(
+        r,
+        6,
+        ok(Value::Stat {
+            stat: Some(stat(2, 2, 0, 1)),
+        }),
+        Some(2),
+    );
+    let res = run(b);
+    assert_eq!(res.verdict, Verdict::Pass, "{res:#?}");
+    assert_eq!(res.figures["unchecked_ops"], 1.0);
+}
+
+#[test]
+fn stale_read_after_sync_fails() {
+    let mut b = base();
+    let s = b.invoke_s(20, 1, Some(B), Op::Sync { path: "/a".into() });
+    b.complete_z(s, 21, ok(Value::Unit), None);
+    let r = b.invoke_s(22, 1, Some(B), get("/a"));
+    b.complete_z(r, 23, ok(data("1", stat(1, 1, 0, 1))), Some(1));
+    let res = run(b);
+    assert_eq!(res.kinds(), vec!["stale-after-sync"], "{res:#?}");
+}
+
+#[test]
+fn divergent_servers_fail() {
+    let mut b = base();
+    b.h.events.push(Event::Commit {
+        time: 99,
+        server: 2,
+        zxid: 2,
+        txn: txn_set("/a", "X", 1),
+    });
+    let res = run(b);
+    assert!(res.kinds().contains(&"divergent-commit"), "{res:#?}");
+}

@@ -1,0 +1,214 @@
+//! Unit tests of the data-tree model.
+
+use super::*;
+
+fn create(path: &str, mode: CreateModeRecord) -> Op {
+    Op::Create {
+        path: path.into(),
+        data: Data::from("d"),
+        mode,
+    }
+}
+
+#[test]
+fn sequential_names_use_the_internal_counter_not_cversion() {
+    let mut t = DataTree::new();
+    t.apply_op(&create("/s", CreateModeRecord::Persistent), 1, 1);
+    let a = t
+        .apply_op(
+            &create("/s/s-", CreateModeRecord::PersistentSequential),
+            1,
+            2,
+        )
+        .unwrap();
+    assert!(matches!(a.reply, Value::Created { ref path, .. } if path == "/s/s-0000000000"));
+    t.apply_op(
+        &create("/s/s-", CreateModeRecord::PersistentSequential),
+        1,
+        3,
+    );
+    t.apply_op(
+        &Op::Delete {
+            path: "/s/s-0000000000".into(),
+            version: -1,
+        },
+        1,
+        4,
+    );
+    assert_eq!(t.get("/s").unwrap().stat().cversion, 3);
+    let c = t
+        .apply_op(
+            &create("/s/s-", CreateModeRecord::PersistentSequential),
+            1,
+            5,
+        )
+        .unwrap();
+    assert!(matches!(c.reply, Value::Created { ref path, .. } if path == "/s/s-0000000002"));
+    assert_eq!(t.get("/s").unwrap().pzxid, 5);
+}
+
+#[test]
+fn versions_and_error_precedence() {
+    let mut t = DataTree::new();
+    t.apply_op(&create("/a", CreateModeRecord::Persistent), 1, 1);
+    t.apply_op(&create("/a/b", CreateModeRecord::Persistent), 1, 2);
+    let r = t
+        .apply_op(
+            &Op::Delete {
+                path: "/a".into(),
+                version: 7,
+            },
+            1,
+            3,
+        )
+        .unwrap();
+    assert_eq!(r.reply, err(code::BAD_VERSION));
+    let r = t
+        .apply_op(
+            &Op::Delete {
+                path: "/a".into(),
+                version: -1,
+            },
+            1,
+            3,
+        )
+        .unwrap();
+    assert_eq!(r.reply, err(code::NOT_EMPTY));
+    let r = t
+        .apply_op(
+            &Op::SetData {
+                path: "/a".into(),
+                data: Data::from("x"),
+                version: -2,
+            },
+            1,
+            3,
+        )
+        .unwrap();
+    assert_eq!(r.reply, err(code::BAD_VERSION));
+    let r = t
+        .apply_op(
+            &Op::SetData {
+                path: "/a".into(),
+                data: Data::from("xy"),
+                version: 0,
+            },
+            1,
+            3,
+        )
+        .unwrap();
+    let Value::Stat { stat: Some(s) } = r.reply else {
+        panic!("{r:?}")
+    };
+    assert_eq!(
+        (s.version, s.mzxid, s.czxid, s.data_length, s.num_children),
+        (1, 3, 1, 2, 1)
+    );
+    let r = t
+        .apply_op(&create("/x/y", CreateModeRecord::Persistent), 1, 4)
+        .unwrap();
+    assert_eq!(r.reply, err(code::NO_NODE));
+}
+
+#[test]
+fn ephemerals_die_with_their_session_and_have_no_children() {
+    let mut t = DataTree::new();
+    t.apply_op(&create("/e", CreateModeRecord::Ephemeral), 7, 1);
+    let r = t
+        .apply_op(&create("/e/c", CreateModeRecord::Persistent), 7, 2)
+        .unwrap();
+    assert_eq!(r.reply, err(code::NO_CHILDREN_FOR_EPHEMERALS));
+    assert_eq!(t.get("/e").unwrap().ephemeral_owner, 7);
+    assert_eq!(t.close_session(7, 3), vec!["/e".to_string()]);
+    assert!(t.get("/e").is_none());
+}
+
+#[test]
+fn multi_is_all_or_nothing_and_sees_earlier_ops() {
+    let mut t = DataTree::new();
+    let ok = t
+        .apply_op(
+            &Op::Multi {
+                ops: vec![
+                    create("/m", CreateModeRecord::Persistent),
+                    create("/m/s-", CreateModeRecord::PersistentSequential),
+                ],
+            },
+            1,
+            1,
+        )
+        .unwrap();
+    let Value::Multi { results } = ok.reply else {
+        panic!()
+    };
+    assert!(matches!(&results[1], MultiOpResult::Create { path, .. } if path == "/m/s-0000000000"));
+    let before = t.clone();
+    let bad = t
+        .apply_op(
+            &Op::Multi {
+                ops: vec![
+                    create("/n", CreateModeRecord::Persistent),
+                    create("/n", CreateModeRecord::Persistent),
+                    Op::Check {
+                        path: "/m".into(),
+                        version: -1,
+                    },
+                ],
+            },
+            1,
+            2,
+        )
+        .unwrap();
+    let Value::Error { code, results } = bad.reply else {
+        panic!()
+    };
+    assert_eq!(code, "NodeExists");
+    assert_eq!(
+        results,
+        vec![
+            MultiOpResult::Error { code: "Ok".into() },
+            MultiOpResult::Error {
+                code: "NodeExists".into()
+            },
+            MultiOpResult::Error {
+                code: "RuntimeInconsistency".into()
+            }
+        ]
+    );
+    assert_eq!(t, before);
+}
+
+#[test]
+fn txn_replay_rejects_impossible_txns() {
+    let mut t = DataTree::new();
+    assert!(t
+        .apply_txn(
+            &TxnRecord::Delete {
+                path: "/nope".into()
+            },
+            1
+        )
+        .is_err());
+    assert!(t
+        .apply_txn(
+            &TxnRecord::Create {
+                path: "/a".into(),
+                data: Data::default(),
+                ephemeral_owner: 0,
+                session: 0
+            },
+            1
+        )
+        .is_ok());
+    assert!(t
+        .apply_txn(
+            &TxnRecord::Create {
+                path: "/a".into(),
+                data: Data::default(),
+                ephemeral_owner: 0,
+                session: 0
+            },
+            2
+        )
+        .is_err());
+}
