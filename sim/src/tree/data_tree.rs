@@ -182,12 +182,22 @@ impl DataTree {
     /// Containers the reaper should delete (`ContainerManager.getCandidates`):
     /// no children, and the internal create counter > 0 (it had a child).
     pub fn containers_to_reap(&self) -> Vec<String> {
+        self.containers_to_reap_with(0, 0)
+    }
+
+    /// Like `containers_to_reap`, with `znode.container.maxNeverUsedIntervalMs`:
+    /// when non-zero, a never-used container unmodified for longer than it
+    /// is reaped too.
+    pub fn containers_to_reap_with(&self, now_ms: i64, max_never_used_ms: i64) -> Vec<String> {
         self.containers
             .iter()
             .filter(|p| {
-                self.nodes
-                    .get(p.as_str())
-                    .is_some_and(|n| n.children.is_empty() && n.cversion > 0)
+                self.nodes.get(p.as_str()).is_some_and(|n| {
+                    n.children.is_empty()
+                        && (n.cversion > 0
+                            || (max_never_used_ms != 0
+                                && now_ms.saturating_sub(n.mtime) > max_never_used_ms))
+                })
             })
             .cloned()
             .collect()

@@ -64,7 +64,7 @@ pub enum Txn {
 }
 
 /// What the client that issued the request gets back.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TxnResult {
     /// The created path and the new node's Stat (`create2`).
     Create {
@@ -117,7 +117,7 @@ impl Trigger {
 }
 
 /// The outcome of applying one txn.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Applied {
     pub result: TxnResult,
     pub triggers: Vec<Trigger>,

@@ -86,6 +86,24 @@ fn containers_are_reaped_once_used_and_empty() {
 }
 
 #[test]
+fn never_used_containers_need_max_never_used_interval() {
+    let mut s = Server::new();
+    s.created("/c", CreateMode::Container);
+    let mtime = s.tree.stat("/c").map(|st| st.mtime).unwrap_or_default();
+    assert!(s.tree.containers_to_reap_with(mtime + 10_000, 0).is_empty());
+    assert!(s.tree.containers_to_reap_with(mtime + 100, 100).is_empty());
+    assert_eq!(
+        s.tree.containers_to_reap_with(mtime + 101, 100),
+        vec!["/c".to_string()]
+    );
+    s.created("/c/x", CreateMode::Persistent);
+    assert!(s
+        .tree
+        .containers_to_reap_with(mtime + 10_000, 100)
+        .is_empty());
+}
+
+#[test]
 fn delete_container_checks() {
     let mut s = Server::new();
     s.created("/e", CreateMode::Ephemeral);
