@@ -5,6 +5,8 @@
 //! thin madsim shells around them: server nodes, the client, the fault
 //! controls and the history recorder.
 
+pub mod client;
+pub mod cluster;
 pub mod disk;
 pub mod net;
 pub mod proto;

@@ -1,0 +1,488 @@
+//! The simulated ZooKeeper client: a handle implementing `ZkClient` and a
+//! connection task on the client's node. Every call is recorded in the
+//! run's history (invocation, completion, reply zxid), as are session state
+//! changes and delivered watch events.
+
+mod conn;
+mod record;
+mod watches;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::channel::{mpsc, oneshot};
+use zkdst_checker::history::{ClientId, Outcome};
+use zkdst_recipes::zk::{
+    validate_path, AddWatchMode, CreateMode, EventType, MultiError, OneshotWatch, Op, OpResult,
+    PersistentWatch, SessionId, SessionState, Stat, StateWatch, StateWatchSender, ZkClient,
+    ZkError, ZkResult, Zxid,
+};
+
+use crate::proto::{Request, Response};
+use crate::recorder::Recorder;
+use crate::zab::ServerId;
+use conn::{Cmd, WatchReg};
+
+/// How a simulated client connects.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// The client's number in the history (Jepsen's process).
+    pub id: ClientId,
+    pub servers: Vec<ServerId>,
+    /// The session timeout asked for (the server clamps it).
+    pub session_timeout_ms: i32,
+}
+
+struct SharedState {
+    session: SessionId,
+    timeout_ms: i32,
+    state: SessionState,
+    server: Option<ServerId>,
+    watchers: Vec<StateWatchSender>,
+}
+
+/// State shared by the handle and its connection task.
+pub(crate) struct Shared {
+    id: ClientId,
+    requested_timeout_ms: i32,
+    recorder: Recorder,
+    inner: Mutex<SharedState>,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SharedState> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    pub(crate) fn session_id(&self) -> SessionId {
+        self.lock().session
+    }
+    pub(crate) fn timeout_ms(&self) -> i32 {
+        let s = self.lock();
+        if s.timeout_ms > 0 {
+            s.timeout_ms
+        } else {
+            self.requested_timeout_ms
+        }
+    }
+    pub(crate) fn requested_timeout_ms(&self) -> i32 {
+        self.requested_timeout_ms
+    }
+    pub(crate) fn state(&self) -> SessionState {
+        self.lock().state
+    }
+    pub(crate) fn connected(&self, session: SessionId, timeout_ms: i32, server: ServerId) {
+        {
+            let mut s = self.lock();
+            s.session = session;
+            s.timeout_ms = timeout_ms;
+            s.server = Some(server);
+        }
+        self.set_state(SessionState::SyncConnected);
+    }
+    pub(crate) fn set_state(&self, state: SessionState) {
+        let (session, server) = {
+            let mut s = self.lock();
+            if s.state == state || s.state.is_terminal() {
+                return;
+            }
+            s.state = state;
+            s.watchers.retain(|w| w.send(state));
+            (s.session, s.server)
+        };
+        let name = match state {
+            SessionState::SyncConnected => "connected",
+            SessionState::Disconnected => "disconnected",
+            SessionState::Expired => "expired",
+            SessionState::Closed => "closed",
+            SessionState::AuthFailed => "auth_failed",
+            SessionState::ConnectedReadOnly => "connected_read_only",
+        };
+        self.recorder.session_event(self.id, session, name, server);
+    }
+    pub(crate) fn record_watch(&self, event_type: EventType, path: &str) {
+        let session = self.session_id();
+        self.recorder.watch_event(
+            self.id,
+            session,
+            &format!("{event_type:?}"),
+            Some(path.to_string()),
+        );
+    }
+}
+
+/// A simulated ZooKeeper session handle. Create it on the node that runs
+/// the client code: the connection task lives there, so pausing or killing
+/// that node pauses or kills the client.
+#[derive(Clone)]
+pub struct SimClient {
+    shared: Arc<Shared>,
+    tx: mpsc::UnboundedSender<Cmd>,
+}
+
+impl SimClient {
+    /// Starts connecting (asynchronously, like ZooKeeper's constructor).
+    pub fn connect(cfg: ClientConfig, recorder: Recorder) -> SimClient {
+        let shared = Arc::new(Shared {
+            id: cfg.id,
+            requested_timeout_ms: cfg.session_timeout_ms,
+            recorder,
+            inner: Mutex::new(SharedState {
+                session: 0,
+                timeout_ms: 0,
+                state: SessionState::Disconnected,
+                server: None,
+                watchers: Vec::new(),
+            }),
+        });
+        let (tx, rx) = mpsc::unbounded();
+        madsim::task::spawn(conn::run(shared.clone(), cfg.servers, rx));
+        SimClient { shared, tx }
+    }
+
+    /// The client's number in the history.
+    pub fn id(&self) -> ClientId {
+        self.shared.id
+    }
+
+    pub fn recorder(&self) -> &Recorder {
+        &self.shared.recorder
+    }
+
+    /// The server this client is (or was last) connected to.
+    pub fn server(&self) -> Option<ServerId> {
+        self.shared.lock().server
+    }
+
+    /// Waits until connected (or the session ended); false on timeout.
+    pub async fn wait_connected(&self, within: Duration) -> bool {
+        let mut w = self.state_watch();
+        let deadline = madsim::time::Instant::now() + within;
+        loop {
+            let s = self.state();
+            if s.is_connected() {
+                return true;
+            }
+            if s.is_terminal() {
+                return false;
+            }
+            let left = deadline.saturating_duration_since(madsim::time::Instant::now());
+            if madsim::time::timeout(left, w.changed()).await.is_err() {
+                return false;
+            }
+        }
+    }
+
+    /// Fault: drop the current connection now.
+    pub fn drop_connection(&self) {
+        let _ = self.tx.unbounded_send(Cmd::DropConnection);
+    }
+
+    /// Fault: the next write is applied but its reply is lost and the
+    /// connection dropped (ConnectionLoss with the write applied).
+    pub fn lose_next_write_reply(&self) {
+        let _ = self.tx.unbounded_send(Cmd::LoseNextWriteReply);
+    }
+
+    /// Sends a request and waits for its reply, recording both.
+    async fn call(
+        &self,
+        request: Request,
+        watch: Option<WatchReg>,
+    ) -> Result<(Response, Zxid), ZkError> {
+        let op = record::op_of(&request);
+        let session = self.session_id();
+        let id = self
+            .shared
+            .recorder
+            .invoke(self.shared.id, (session != 0).then_some(session), op);
+        let result = self.send(request, watch).await;
+        let (outcome, zxid) = record::outcome_of(&result);
+        self.shared
+            .recorder
+            .complete(id, self.shared.id, outcome, zxid);
+        result
+    }
+
+    async fn send(
+        &self,
+        request: Request,
+        watch: Option<WatchReg>,
+    ) -> Result<(Response, Zxid), ZkError> {
+        match self.state() {
+            SessionState::Expired => return Err(ZkError::SessionExpired),
+            SessionState::Closed => return Err(ZkError::Closed),
+            _ => {}
+        }
+        let (reply, rx) = oneshot::channel();
+        if self
+            .tx
+            .unbounded_send(Cmd::Call {
+                request,
+                reply,
+                watch,
+            })
+            .is_err()
+        {
+            return Err(self.terminal_error());
+        }
+        rx.await.unwrap_or_else(|_| Err(self.terminal_error()))
+    }
+
+    fn terminal_error(&self) -> ZkError {
+        match self.state() {
+            SessionState::Expired => ZkError::SessionExpired,
+            _ => ZkError::Closed,
+        }
+    }
+
+    /// Records a call rejected before sending (bad path) and returns the error.
+    fn reject<T>(&self, request: Request, e: ZkError) -> ZkResult<T> {
+        let session = self.session_id();
+        let id = self.shared.recorder.invoke(
+            self.shared.id,
+            (session != 0).then_some(session),
+            record::op_of(&request),
+        );
+        self.shared.recorder.complete(
+            id,
+            self.shared.id,
+            Outcome::Fail {
+                error: e.to_string(),
+            },
+            None,
+        );
+        Err(e)
+    }
+
+    fn check(path: &str, sequential: bool) -> ZkResult<()> {
+        validate_path(path, sequential).map_err(ZkError::InvalidPath)
+    }
+}
+
+fn unexpected(r: Response) -> ZkError {
+    match r {
+        Response::Error(e) => e,
+        _ => ZkError::MarshallingError,
+    }
+}
+
+impl ZkClient for SimClient {
+    fn session_id(&self) -> SessionId {
+        self.shared.session_id()
+    }
+
+    fn session_timeout(&self) -> Duration {
+        Duration::from_millis(self.shared.timeout_ms().max(0) as u64)
+    }
+
+    fn state(&self) -> SessionState {
+        self.shared.state()
+    }
+
+    fn state_watch(&self) -> StateWatch {
+        let mut s = self.shared.lock();
+        let (tx, w) = StateWatch::channel(s.state);
+        if !s.state.is_terminal() {
+            s.watchers.push(tx);
+        }
+        w
+    }
+
+    async fn create(&self, path: &str, data: &[u8], mode: CreateMode) -> ZkResult<(String, Stat)> {
+        let request = Request::Create {
+            path: path.to_string(),
+            data: data.to_vec(),
+            mode,
+        };
+        if let Err(e) = Self::check(path, mode.is_sequential()) {
+            return self.reject(request, e);
+        }
+        if let Some(ttl) = mode.ttl_ms() {
+            if ttl <= 0 || ttl > CreateMode::MAX_TTL_MS {
+                let e = ZkError::InvalidArgument(format!(
+                    "ttl must be positive and cannot be larger than: {}",
+                    CreateMode::MAX_TTL_MS
+                ));
+                return self.reject(request, e);
+            }
+        }
+        match self.call(request, None).await? {
+            (Response::Create { path, stat }, _) => Ok((path, stat)),
+            (r, _) => Err(unexpected(r)),
+        }
+    }
+
+    async fn delete(&self, path: &str, version: i32) -> ZkResult<()> {
+        let request = Request::Delete {
+            path: path.to_string(),
+            version,
+        };
+        if let Err(e) = Self::check(path, false) {
+            return self.reject(request, e);
+        }
+        match self.call(request, None).await? {
+            (Response::Delete, _) => Ok(()),
+            (r, _) => Err(unexpected(r)),
+        }
+    }
+
+    async fn exists(&self, path: &str) -> ZkResult<Option<Stat>> {
+        let request = Request::Exists {
+            path: path.to_string(),
+            watch: false,
+        };
+        if let Err(e) = Self::check(path, false) {
+            return self.reject(request, e);
+        }
+        match self.call(request, None).await? {
+            (Response::Exists(s), _) => Ok(s),
+            (r, _) => Err(unexpected(r)),
+        }
+    }
+
+    async fn exists_watch(&self, path: &str) -> ZkResult<(Option<Stat>, OneshotWatch)> {
+        let request = Request::Exists {
+            path: path.to_string(),
+            watch: true,
+        };
+        if let Err(e) = Self::check(path, false) {
+            return self.reject(request, e);
+        }
+        let (tx, w) = OneshotWatch::channel();
+        match self.call(request, Some(WatchReg::Exists(tx))).await? {
+            (Response::Exists(s), _) => Ok((s, w)),
+            (r, _) => Err(unexpected(r)),
+        }
+    }
+
+    async fn get_data(&self, path: &str) -> ZkResult<(Vec<u8>, Stat)> {
+        let request = Request::GetData {
+            path: path.to_string(),
+            watch: false,
+        };
+        if let Err(e) = Self::check(path, false) {
+            return self.reject(request, e);
+        }
+        match self.call(request, None).await? {
+            (Response::GetData { data, stat }, _) => Ok((data, stat)),
+            (r, _) => Err(unexpected(r)),
+        }
+    }
+
+    async fn get_data_watch(&self, path: &str) -> ZkResult<(Vec<u8>, Stat, OneshotWatch)> {
+        let request = Request::GetData {
+            path: path.to_string(),
+            watch: true,
+        };
+        if let Err(e) = Self::check(path, false) {
+            return self.reject(request, e);
+        }
+        let (tx, w) = OneshotWatch::channel();
+        match self.call(request, Some(WatchReg::Data(tx))).await? {
+            (Response::GetData { data, stat }, _) => Ok((data, stat, w)),
+            (r, _) => Err(unexpected(r)),
+        }
+    }
+
+    async fn get_children(&self, path: &str) -> ZkResult<(Vec<String>, Stat)> {
+        let request = Request::GetChildren {
+            path: path.to_string(),
+            watch: false,
+        };
+        if let Err(e) = Self::check(path, false) {
+            return self.reject(request, e);
+        }
+        match self.call(request, None).await? {
+            (Response::GetChildren { children, stat }, _) => Ok((children, stat)),
+            (r, _) => Err(unexpected(r)),
+        }
+    }
+
+    async fn get_children_watch(&self, path: &str) -> ZkResult<(Vec<String>, Stat, OneshotWatch)> {
+        let request = Request::GetChildren {
+            path: path.to_string(),
+            watch: true,
+        };
+        if let Err(e) = Self::check(path, false) {
+            return self.reject(request, e);
+        }
+        let (tx, w) = OneshotWatch::channel();
+        match self.call(request, Some(WatchReg::Child(tx))).await? {
+            (Response::GetChildren { children, stat }, _) => Ok((children, stat, w)),
+            (r, _) => Err(unexpected(r)),
+        }
+    }
+
+    async fn set_data(&self, path: &str, data: &[u8], version: i32) -> ZkResult<Stat> {
+        let request = Request::SetData {
+            path: path.to_string(),
+            data: data.to_vec(),
+            version,
+        };
+        if let Err(e) = Self::check(path, false) {
+            return self.reject(request, e);
+        }
+        match self.call(request, None).await? {
+            (Response::SetData { stat }, _) => Ok(stat),
+            (r, _) => Err(unexpected(r)),
+        }
+    }
+
+    async fn multi(&self, ops: Vec<Op>) -> Result<Vec<OpResult>, MultiError> {
+        let request = Request::Multi(ops.clone());
+        for op in &ops {
+            let seq = matches!(op, Op::Create { mode, .. } if mode.is_sequential());
+            if let Err(e) = Self::check(op.path(), seq) {
+                return self.reject(request, e).map_err(MultiError::whole);
+            }
+        }
+        match self.call(request, None).await.map_err(MultiError::whole)? {
+            (Response::Multi(results), _) => Ok(results),
+            (Response::MultiFailed(e), _) => Err(e),
+            (r, _) => Err(MultiError::whole(unexpected(r))),
+        }
+    }
+
+    async fn sync(&self, path: &str) -> ZkResult<()> {
+        let request = Request::Sync {
+            path: path.to_string(),
+        };
+        if let Err(e) = Self::check(path, false) {
+            return self.reject(request, e);
+        }
+        match self.call(request, None).await? {
+            (Response::Sync, _) => Ok(()),
+            (r, _) => Err(unexpected(r)),
+        }
+    }
+
+    async fn add_watch(&self, path: &str, mode: AddWatchMode) -> ZkResult<PersistentWatch> {
+        let request = Request::AddWatch {
+            path: path.to_string(),
+            mode,
+        };
+        if let Err(e) = Self::check(path, false) {
+            return self.reject(request, e);
+        }
+        let (tx, w) = PersistentWatch::channel();
+        match self
+            .call(request, Some(WatchReg::Persistent(mode, tx)))
+            .await?
+        {
+            (Response::AddWatch, _) => Ok(w),
+            (r, _) => Err(unexpected(r)),
+        }
+    }
+
+    async fn close(&self) {
+        if self.state().is_terminal() {
+            return;
+        }
+        if self.state().is_connected() {
+            let t = self.session_timeout().max(Duration::from_millis(1));
+            let _ = madsim::time::timeout(t, self.call(Request::CloseSession, None)).await;
+        }
+        let _ = self.tx.unbounded_send(Cmd::Shutdown);
+        self.shared.set_state(SessionState::Closed);
+    }
+}

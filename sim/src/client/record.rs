@@ -1,0 +1,189 @@
+//! How client calls appear in the history.
+
+use zkdst_checker::history::{
+    CreateModeRecord, Data, MultiOpResult, Op as HOp, Outcome, StatRecord, Value,
+};
+use zkdst_recipes::zk::{CreateMode, Op, OpResult, Stat, ZkError, Zxid};
+
+use crate::proto::{Request, Response};
+
+pub fn stat_record(s: &Stat) -> StatRecord {
+    StatRecord {
+        czxid: s.czxid,
+        mzxid: s.mzxid,
+        ctime: s.ctime,
+        mtime: s.mtime,
+        version: s.version,
+        cversion: s.cversion,
+        aversion: s.aversion,
+        ephemeral_owner: s.ephemeral_owner,
+        data_length: s.data_length,
+        num_children: s.num_children,
+        pzxid: s.pzxid,
+    }
+}
+
+pub fn mode_record(m: CreateMode) -> CreateModeRecord {
+    match m {
+        CreateMode::Persistent => CreateModeRecord::Persistent,
+        CreateMode::Ephemeral => CreateModeRecord::Ephemeral,
+        CreateMode::PersistentSequential => CreateModeRecord::PersistentSequential,
+        CreateMode::EphemeralSequential => CreateModeRecord::EphemeralSequential,
+        CreateMode::Container => CreateModeRecord::Container,
+        CreateMode::PersistentWithTtl { .. } => CreateModeRecord::PersistentWithTtl,
+        CreateMode::PersistentSequentialWithTtl { .. } => {
+            CreateModeRecord::PersistentSequentialWithTtl
+        }
+    }
+}
+
+fn multi_op(op: &Op) -> HOp {
+    match op {
+        Op::Create { path, data, mode } => HOp::Create {
+            path: path.clone(),
+            data: Data(data.clone()),
+            mode: mode_record(*mode),
+        },
+        Op::Delete { path, version } => HOp::Delete {
+            path: path.clone(),
+            version: *version,
+        },
+        Op::SetData {
+            path,
+            data,
+            version,
+        } => HOp::SetData {
+            path: path.clone(),
+            data: Data(data.clone()),
+            version: *version,
+        },
+        Op::Check { path, version } => HOp::Check {
+            path: path.clone(),
+            version: *version,
+        },
+    }
+}
+
+pub fn op_of(r: &Request) -> HOp {
+    match r {
+        Request::Create { path, data, mode } => HOp::Create {
+            path: path.clone(),
+            data: Data(data.clone()),
+            mode: mode_record(*mode),
+        },
+        Request::Delete { path, version } => HOp::Delete {
+            path: path.clone(),
+            version: *version,
+        },
+        Request::SetData {
+            path,
+            data,
+            version,
+        } => HOp::SetData {
+            path: path.clone(),
+            data: Data(data.clone()),
+            version: *version,
+        },
+        Request::Multi(ops) => HOp::Multi {
+            ops: ops.iter().map(multi_op).collect(),
+        },
+        Request::Exists { path, watch } => HOp::Exists {
+            path: path.clone(),
+            watch: *watch,
+        },
+        Request::GetData { path, watch } => HOp::GetData {
+            path: path.clone(),
+            watch: *watch,
+        },
+        Request::GetChildren { path, watch } => HOp::GetChildren {
+            path: path.clone(),
+            watch: *watch,
+        },
+        Request::Sync { path } => HOp::Sync { path: path.clone() },
+        Request::AddWatch { path, mode } => HOp::AddWatch {
+            path: path.clone(),
+            recursive: *mode == zkdst_recipes::zk::AddWatchMode::PersistentRecursive,
+        },
+        Request::CloseSession => HOp::CloseSession,
+    }
+}
+
+fn multi_result(r: &OpResult) -> MultiOpResult {
+    match r {
+        OpResult::Create { path, stat } => MultiOpResult::Create {
+            path: path.clone(),
+            stat: stat_record(stat),
+        },
+        OpResult::Delete => MultiOpResult::Delete,
+        OpResult::SetData { stat } => MultiOpResult::SetData {
+            stat: stat_record(stat),
+        },
+        OpResult::Check => MultiOpResult::Check,
+        OpResult::Error(None) => MultiOpResult::Error { code: "Ok".into() },
+        OpResult::Error(Some(e)) => MultiOpResult::Error {
+            code: e.name().into(),
+        },
+    }
+}
+
+/// The outcome of a call and the reply zxid. ConnectionLoss is unknown
+/// (Info); a session already gone on the client is a definite failure; a
+/// server's error reply is an Ok whose value is the error.
+pub fn outcome_of(r: &Result<(Response, Zxid), ZkError>) -> (Outcome, Option<Zxid>) {
+    match r {
+        Err(e) if e.is_ambiguous() => (
+            Outcome::Info {
+                error: e.name().into(),
+            },
+            None,
+        ),
+        Err(e) => (
+            Outcome::Fail {
+                error: e.name().into(),
+            },
+            None,
+        ),
+        Ok((resp, zxid)) => {
+            let value = match resp {
+                Response::Create { path, stat } => Value::Created {
+                    path: path.clone(),
+                    stat: stat_record(stat),
+                },
+                Response::Delete | Response::Sync | Response::AddWatch | Response::CloseSession => {
+                    Value::Unit
+                }
+                Response::SetData { stat } => Value::Stat {
+                    stat: Some(stat_record(stat)),
+                },
+                Response::Multi(results) => Value::Multi {
+                    results: results.iter().map(multi_result).collect(),
+                },
+                Response::MultiFailed(m) => Value::Error {
+                    code: m.error.name().into(),
+                    results: m.results.iter().map(multi_result).collect(),
+                },
+                Response::Exists(s) => Value::Stat {
+                    stat: s.as_ref().map(stat_record),
+                },
+                Response::GetData { data, stat } => Value::Data {
+                    data: Data(data.clone()),
+                    stat: stat_record(stat),
+                },
+                Response::GetChildren { children, stat } => {
+                    let mut children = children.clone();
+                    // Order is unspecified: record a canonical (sorted) form.
+                    children.sort();
+                    Value::Children {
+                        children,
+                        stat: stat_record(stat),
+                    }
+                }
+                Response::Error(e) => Value::Error {
+                    code: e.name().into(),
+                    results: Vec::new(),
+                },
+            };
+            (Outcome::Ok { value }, Some(*zxid))
+        }
+    }
+}
