@@ -11,6 +11,7 @@ pub mod disk;
 pub mod net;
 pub mod proto;
 pub mod recorder;
+pub mod runner;
 pub mod server;
 pub mod session;
 pub mod tree;

@@ -18,6 +18,9 @@ struct Tracked {
     timeout_ms: u64,
     expires_at_ms: u64,
     closing: bool,
+    /// The server the session's connection is on: requests forwarded by
+    /// any other server are stale (SessionMoved).
+    owner: u32,
 }
 
 /// Live sessions and their deadlines, in virtual milliseconds.
@@ -42,16 +45,20 @@ impl SessionTracker {
 
     /// Starts tracking a session (created, or inherited by a new leader,
     /// which restarts every session's clock).
-    pub fn add(&mut self, session: SessionId, timeout_ms: u64, now_ms: u64) {
+    pub fn add(&mut self, session: SessionId, timeout_ms: u64, now_ms: u64, owner: u32) {
         let expires_at_ms = self.deadline(now_ms, timeout_ms);
-        self.sessions.insert(
-            session,
-            Tracked {
-                timeout_ms,
-                expires_at_ms,
-                closing: false,
-            },
-        );
+        self.sessions.insert(session, Tracked { timeout_ms, expires_at_ms, closing: false, owner });
+    }
+
+    /// The session's connection moved to `owner` (a revalidated reconnect).
+    pub fn set_owner(&mut self, session: SessionId, owner: u32) {
+        if let Some(t) = self.sessions.get_mut(&session) {
+            t.owner = owner;
+        }
+    }
+
+    pub fn owner(&self, session: SessionId) -> Option<u32> {
+        self.sessions.get(&session).map(|t| t.owner)
     }
 
     /// Traffic from the session: pushes its deadline. False if the session
@@ -125,7 +132,7 @@ mod tests {
         // T = 6 s, tick = 2 s, last heard at 0 → expires at 8 s (between T
         // and T + tick), as the verified 7.2 s observation implies.
         let mut t = SessionTracker::new(2000);
-        t.add(1, 6000, 0);
+        t.add(1, 6000, 0, 1);
         assert!(t.expire(6000).is_empty());
         assert!(t.expire(7999).is_empty());
         assert_eq!(t.expire(8000), vec![1]);
@@ -136,7 +143,7 @@ mod tests {
     #[test]
     fn touch_pushes_the_deadline() {
         let mut t = SessionTracker::new(1000);
-        t.add(7, 3000, 0);
+        t.add(7, 3000, 0, 1);
         assert!(t.touch(7, 2500));
         assert!(t.expire(4000).is_empty());
         assert_eq!(t.expire(6000), vec![7]);

@@ -47,7 +47,13 @@ fn writes<'a>(
             ops.get(id).map(|o| W {
                 o,
                 zxid: *z,
-                done: o.completed.unwrap_or(Time::MAX),
+                // An indeterminate write may take effect at any time after
+                // its invocation, even after the client saw ConnectionLoss.
+                done: if o.is_indeterminate() {
+                    Time::MAX
+                } else {
+                    o.completed.unwrap_or(Time::MAX)
+                },
             })
         })
         .collect()

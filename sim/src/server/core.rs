@@ -140,7 +140,7 @@ impl ServerCore {
         self.after_peer();
         if self.peer.is_leader() {
             for s in self.tracker.expire(now_ms) {
-                self.leader_submit(s, 0, WriteRequest::CloseSession);
+                self.leader_submit(None, s, 0, WriteRequest::CloseSession);
             }
             if now_ms >= self.last_container_check + self.cfg.container_check_ms {
                 self.last_container_check = now_ms;
@@ -187,7 +187,7 @@ impl ServerCore {
                         }
                     };
                     if let Some(req) = req {
-                        self.leader_submit(session, xid, req);
+                        self.leader_submit(Some(from), session, xid, req);
                     }
                 }
             }
@@ -202,7 +202,7 @@ impl ServerCore {
             PeerMsg::SyncReply { session, xid } => self.sync_done(session, xid),
             PeerMsg::Revalidate { session, conn } => {
                 if self.peer.is_leader() {
-                    let timeout_ms = self.revalidate(session);
+                    let timeout_ms = self.revalidate(from, session);
                     self.out.peers.push((
                         from,
                         PeerMsg::Revalidated {
@@ -278,7 +278,8 @@ impl ServerCore {
                         c.state = ConnState::Revalidating { session };
                     }
                     if self.peer.is_leader() {
-                        let t = self.revalidate(session);
+                        let me = self.cfg.id;
+                        let t = self.revalidate(me, session);
                         self.revalidated(session, conn, t);
                     } else if let Some(l) = self.peer.leader() {
                         self.out
@@ -396,7 +397,8 @@ impl ServerCore {
                 }
             };
             if let Some(req) = req {
-                self.leader_submit(session, xid, req);
+                let me = self.cfg.id;
+                self.leader_submit(Some(me), session, xid, req);
             }
         } else if let Some(l) = self.peer.leader() {
             self.out.peers.push((
@@ -411,15 +413,30 @@ impl ServerCore {
     }
 
     /// Leader: prepare, propose, and apply to the speculative tree.
-    fn leader_submit(&mut self, session: SessionId, xid: i64, req: WriteRequest) {
+    fn leader_submit(&mut self, origin: Option<ServerId>, session: SessionId, xid: i64, req: WriteRequest) {
         let Some(spec) = self.spec.as_mut() else {
             return;
         };
         let time_ms = EPOCH_MS + self.now_ms as i64;
-        let txn = crate::tree::prep(spec, session, &req, time_ms, &self.cfg.prep);
+        let moved = match (origin, &req) {
+            (Some(o), WriteRequest::CreateSession { .. }) => {
+                let _ = o;
+                false
+            }
+            (Some(o), _) => self.tracker.owner(session).is_some_and(|owner| owner != o && owner != u32::MAX),
+            (None, _) => false,
+        };
+        let txn = if moved {
+            // A request from a connection the session has left
+            // (PrepRequestProcessor's checkSession → SessionMovedException).
+            Txn::Error(ZkError::SessionMoved)
+        } else {
+            crate::tree::prep(spec, session, &req, time_ms, &self.cfg.prep)
+        };
         match (&req, &txn) {
             (WriteRequest::CreateSession { timeout_ms }, Txn::CreateSession { .. }) => {
-                self.tracker.add(session, *timeout_ms as u64, self.now_ms)
+                let timeout_ms = *timeout_ms;
+                self.tracker.add(session, timeout_ms.max(0) as u64, self.now_ms, origin.unwrap_or(self.cfg.id))
             }
             (WriteRequest::CloseSession, _) => self.tracker.set_closing(session),
             _ => {}
@@ -443,12 +460,13 @@ impl ServerCore {
         let mut paths = spec.containers_to_reap();
         paths.extend(spec.ttl_expired(EPOCH_MS + self.now_ms as i64));
         for path in paths {
-            self.leader_submit(0, 0, WriteRequest::DeleteContainer { path });
+            self.leader_submit(None, 0, 0, WriteRequest::DeleteContainer { path });
         }
     }
 
-    fn revalidate(&mut self, session: SessionId) -> i32 {
+    fn revalidate(&mut self, from: ServerId, session: SessionId) -> i32 {
         if self.tracker.touch(session, self.now_ms) {
+            self.tracker.set_owner(session, from);
             self.tracker.timeout_ms(session).unwrap_or(0) as i32
         } else {
             0
@@ -639,8 +657,10 @@ impl ServerCore {
             // Newly established: everything in the log is committed.
             self.spec = Some(self.tree.clone());
             self.tracker = SessionTracker::new(self.cfg.tick_ms);
+            // Owners are unknown after an election: every client reconnects
+            // (and revalidates) anyway, which sets them.
             for (s, t) in self.tree.sessions() {
-                self.tracker.add(s, t as u64, self.now_ms);
+                self.tracker.add(s, t as u64, self.now_ms, u32::MAX);
             }
             self.syncs.clear();
         } else if !leading && self.spec.is_some() {

@@ -284,7 +284,15 @@ async fn peer_link(
         let stream = match TcpStream::connect(peer_addr(to)).await {
             Ok(s) => s,
             Err(_) => {
-                while rx.try_recv().is_ok() {}
+                // Messages to an unreachable peer are lost: say so, as a
+                // broken TCP connection would, so the protocol resyncs.
+                let mut lost = false;
+                while rx.try_recv().is_ok() {
+                    lost = true;
+                }
+                if lost {
+                    let _ = tx.unbounded_send(Ev::PeerDown(to));
+                }
                 madsim::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
@@ -300,8 +308,14 @@ async fn peer_link(
             madsim::time::sleep(Duration::from_millis(50)).await;
             continue;
         }
-        // Drop anything queued while disconnected.
-        while rx.try_recv().is_ok() {}
+        // Anything queued while disconnected is lost.
+        let mut lost = false;
+        while rx.try_recv().is_ok() {
+            lost = true;
+        }
+        if lost {
+            let _ = tx.unbounded_send(Ev::PeerDown(to));
+        }
         let (wtx, wrx) = mpsc::unbounded();
         let writing = madsim::task::spawn(writer(w, wrx));
         loop {
