@@ -10,13 +10,16 @@
 
 pub mod cell;
 pub mod ctx;
+pub mod election;
 pub mod error;
 pub mod guid;
 pub mod lock;
 pub mod monitor;
 pub mod nodes;
+pub mod queue;
 pub mod retry;
 pub mod runtime;
+pub mod semaphore;
 pub mod seq;
 pub mod wait;
 pub mod zk;

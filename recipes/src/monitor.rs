@@ -71,8 +71,10 @@ impl Hold {
         let initial = match states.state() {
             s if s.is_terminal() => HoldState::Lost(LostReason::SessionEnded),
             s if s.is_connected() => HoldState::Held,
+            _ if grace == Some(Duration::ZERO) => HoldState::Lost(LostReason::SuspendedTooLong),
             _ => HoldState::Suspended,
         };
+        let suspended_at = (initial == HoldState::Suspended).then(|| ctx.runtime().now());
         let cell = WatchCell::new(HoldInfo {
             state: initial,
             revoke_requested: false,
@@ -83,7 +85,7 @@ impl Hold {
             path: path.to_string(),
             cell: cell.clone(),
             grace,
-            suspended_at: None,
+            suspended_at,
         };
         ctx.runtime().spawn(task.run(states, stop_rx));
         Hold {

@@ -27,7 +27,16 @@ pub enum Woken {
 /// Waits for `watch` to fire or for the session to reconnect or end.
 /// Disconnected alone does not end the wait: the watch survives it.
 pub async fn watch_or_session(watch: OneshotWatch, states: &mut StateWatch) -> Woken {
-    let mut node = pin!(watch.changed().fuse());
+    event_or_session(watch.changed(), states).await
+}
+
+/// Like [`watch_or_session`] for any future yielding a watch event (e.g.
+/// the first of several watches).
+pub async fn event_or_session(
+    event: impl Future<Output = WatchedEvent>,
+    states: &mut StateWatch,
+) -> Woken {
+    let mut node = pin!(event.fuse());
     loop {
         select_biased! {
             ev = node => {
