@@ -8,7 +8,9 @@
 //! time and never draw random numbers: under simulation they are
 //! deterministic.
 
+pub mod barrier;
 pub mod cell;
+pub mod counter;
 pub mod ctx;
 pub mod election;
 pub mod error;
