@@ -10,12 +10,14 @@
 
 pub mod barrier;
 pub mod cell;
+pub mod config;
 pub mod counter;
 pub mod ctx;
 pub mod election;
 pub mod error;
 pub mod guid;
 pub mod lock;
+pub mod membership;
 pub mod monitor;
 pub mod nodes;
 pub mod queue;
@@ -23,6 +25,7 @@ pub mod retry;
 pub mod runtime;
 pub mod semaphore;
 pub mod seq;
+pub mod session_loop;
 pub mod wait;
 pub mod zk;
 
