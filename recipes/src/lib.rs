@@ -26,6 +26,7 @@ pub mod runtime;
 pub mod semaphore;
 pub mod seq;
 pub mod session_loop;
+pub mod two_phase;
 pub mod wait;
 pub mod zk;
 
