@@ -1,0 +1,147 @@
+//! Guids that make creates recognisable after ConnectionLoss, and the node
+//! names built from them.
+//!
+//! A guid is `(session id, per-context counter)`: deterministic (no
+//! randomness) and unique, because a session id is never reused and the
+//! counter never repeats within one [`crate::Ctx`]. Embedding the session id
+//! also means a node named with an older session's guid is never mistaken
+//! for one of ours (CURATOR-696 class), on top of the `ephemeralOwner` check
+//! recipes do for ephemerals.
+//!
+//! Sequential node names are `{guid}-{kind}-{sequence}`, e.g.
+//! `g00000001000000aa0000000000000003-lock-0000000042`.
+
+use std::fmt;
+
+use crate::zk::path::sequence_after_prefix;
+use crate::zk::SessionId;
+
+/// Length of a guid's text form: `g` + 16 + 16 hex digits.
+pub const GUID_LEN: usize = 33;
+
+/// A guid naming one create of one session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Guid {
+    pub session: SessionId,
+    pub counter: u64,
+}
+
+impl Guid {
+    /// Parses the text form (exactly [`GUID_LEN`] characters).
+    pub fn parse(s: &str) -> Option<Guid> {
+        let hex = s.strip_prefix('g')?;
+        if hex.len() != 32 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let session = u64::from_str_radix(&hex[..16], 16).ok()? as i64;
+        let counter = u64::from_str_radix(&hex[16..], 16).ok()?;
+        Some(Guid { session, counter })
+    }
+
+    /// The guid at the start of a node name, if there is one.
+    pub fn at_start_of(name: &str) -> Option<Guid> {
+        name.get(..GUID_LEN).and_then(Guid::parse)
+    }
+
+    /// The prefix of a sequential node of this guid: `{guid}-{kind}-`.
+    pub fn prefix(&self, kind: &str) -> String {
+        format!("{self}-{kind}-")
+    }
+}
+
+impl fmt::Display for Guid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "g{:016x}{:016x}", self.session as u64, self.counter)
+    }
+}
+
+/// A parsed sequential node name `{guid}-{kind}-{sequence}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeqName {
+    /// The full node name (no parent path).
+    pub name: String,
+    pub guid: Guid,
+    pub kind: String,
+    pub sequence: i32,
+}
+
+impl SeqName {
+    /// Parses `name` if its kind is one of `kinds`; names of other shapes
+    /// (foreign nodes in the directory) yield `None` and are ignored.
+    pub fn parse(name: &str, kinds: &[&str]) -> Option<SeqName> {
+        let guid = Guid::at_start_of(name)?;
+        let rest = name[GUID_LEN..].strip_prefix('-')?;
+        kinds.iter().find_map(|kind| {
+            let after = rest.strip_prefix(kind)?.strip_prefix('-')?;
+            let sequence = sequence_after_prefix(after, "")?;
+            Some(SeqName {
+                name: name.to_string(),
+                guid,
+                kind: (*kind).to_string(),
+                sequence,
+            })
+        })
+    }
+
+    /// Parses every name of one of `kinds` and orders them by sequence.
+    pub fn parse_sorted(names: &[String], kinds: &[&str]) -> Vec<SeqName> {
+        let parsed = names
+            .iter()
+            .filter_map(|n| SeqName::parse(n, kinds))
+            .collect();
+        crate::seq::sort_by_sequence(parsed, |n| n.sequence)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guid_round_trips_including_negative_sessions() {
+        for g in [
+            Guid {
+                session: 0x1000_0054_c310_0003,
+                counter: 7,
+            },
+            Guid {
+                session: -5,
+                counter: u64::MAX,
+            },
+            Guid {
+                session: 0,
+                counter: 0,
+            },
+        ] {
+            let s = g.to_string();
+            assert_eq!(s.len(), GUID_LEN);
+            assert_eq!(Guid::parse(&s), Some(g));
+        }
+        assert_eq!(Guid::parse("g123"), None);
+        assert_eq!(Guid::parse(&"x".repeat(GUID_LEN)), None);
+    }
+
+    #[test]
+    fn seq_names_parse_with_kind_and_wrapped_counter() {
+        let g = Guid {
+            session: 42,
+            counter: 3,
+        };
+        let n = format!("{}0000000042", g.prefix("read"));
+        let p = SeqName::parse(&n, &["read", "write"]).expect("parses");
+        assert_eq!((p.guid, p.kind.as_str(), p.sequence), (g, "read", 42));
+        let wrapped = format!("{}-2147483648", g.prefix("lock"));
+        assert_eq!(
+            SeqName::parse(&wrapped, &["lock"]).map(|p| p.sequence),
+            Some(i32::MIN)
+        );
+        let neg = format!("{}-000000005", g.prefix("lock"));
+        assert_eq!(
+            SeqName::parse(&neg, &["lock"]).map(|p| p.sequence),
+            Some(-5)
+        );
+        assert_eq!(SeqName::parse(&n, &["write"]), None);
+        assert_eq!(SeqName::parse("lock-0000000001", &["lock"]), None);
+        assert_eq!(SeqName::parse(&format!("{g}-lock-12"), &["lock"]), None);
+    }
+}

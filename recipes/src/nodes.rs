@@ -1,0 +1,211 @@
+//! Node helpers shared by the recipes: `create_all`, the protected
+//! (guid-named) create, finding our own node after ConnectionLoss, and the
+//! background deletion that keeps cancelled or released nodes from leaking.
+
+use crate::ctx::Ctx;
+use crate::error::{RecipeError, RecipeResult};
+use crate::guid::Guid;
+use crate::runtime::Runtime;
+use crate::zk::path::join;
+use crate::zk::{CreateMode, Stat, ZkClient, ZkError, ANY_VERSION};
+
+/// Creates `path` and every missing ancestor as empty persistent nodes.
+/// NodeExists is success, so ConnectionLoss can be retried blindly.
+pub async fn create_all<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &str) -> RecipeResult<()> {
+    if path == "/" || ctx.retry(|| ctx.client().exists(path)).await?.is_some() {
+        return Ok(());
+    }
+    let mut prefix = String::new();
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        prefix.push('/');
+        prefix.push_str(part);
+        let res = ctx
+            .retry(|| async {
+                match ctx
+                    .client()
+                    .create(&prefix, &[], CreateMode::Persistent)
+                    .await
+                {
+                    Ok(_) | Err(ZkError::NodeExists) => Ok(()),
+                    Err(e) => Err(e),
+                }
+            })
+            .await;
+        res?;
+    }
+    Ok(())
+}
+
+/// Our node named with `guid` under `dir`, if it exists. Ephemerals must also
+/// be owned by our current session: a node of an older session is never
+/// adopted (CURATOR-696). Syncs first so that a create applied just before a
+/// ConnectionLoss is visible even on a lagging server.
+pub async fn find_own<C: ZkClient, R: Runtime>(
+    ctx: &Ctx<C, R>,
+    dir: &str,
+    guid: &Guid,
+    ephemeral: bool,
+) -> RecipeResult<Option<(String, Stat)>> {
+    let tag = guid.to_string();
+    ctx.retry(|| ctx.client().sync(dir)).await?;
+    let children = match ctx.retry(|| ctx.client().get_children(dir)).await {
+        Ok((c, _)) => c,
+        Err(RecipeError::Zk(ZkError::NoNode)) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut ours: Vec<String> = children
+        .into_iter()
+        .filter(|c| c.starts_with(&tag))
+        .collect();
+    ours.sort();
+    for name in ours {
+        let path = join(dir, &name);
+        if let Some(stat) = ctx.retry(|| ctx.client().exists(&path)).await? {
+            if !ephemeral || stat.ephemeral_owner == ctx.client().session_id() {
+                return Ok(Some((name, stat)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Creates `{dir}/{guid}-{kind}-` sequentially, exactly once even across
+/// ConnectionLoss: after an ambiguous failure it looks for its guid before
+/// creating again (the recipes doc's "guid-" advice; CURATOR-45).
+/// Creates `dir` if missing. Returns the node name and its Stat.
+pub async fn create_protected<C: ZkClient, R: Runtime>(
+    ctx: &Ctx<C, R>,
+    dir: &str,
+    guid: &Guid,
+    kind: &str,
+    data: &[u8],
+    mode: CreateMode,
+) -> RecipeResult<(String, Stat)> {
+    let prefix = join(dir, &guid.prefix(kind));
+    let policy = ctx.retry_policy();
+    let mut attempt = 0;
+    loop {
+        match ctx.client().create(&prefix, data, mode).await {
+            Ok((path, stat)) => return Ok((path[dir_len(dir)..].to_string(), stat)),
+            Err(ZkError::NoNode) => create_all(ctx, dir).await?,
+            Err(e) if e.is_ambiguous() && attempt + 1 < policy.max_attempts => {
+                ctx.runtime().sleep(policy.delay(attempt)).await;
+                if let Some(found) = find_own(ctx, dir, guid, mode.is_ephemeral()).await? {
+                    return Ok(found);
+                }
+            }
+            Err(e) => return Err(RecipeError::from_zk(e)),
+        }
+        attempt += 1;
+    }
+}
+
+/// Length of `dir` plus its separator: the offset of a child's name.
+fn dir_len(dir: &str) -> usize {
+    if dir == "/" {
+        1
+    } else {
+        dir.len() + 1
+    }
+}
+
+/// How a background deletion ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deleted {
+    /// The node is gone (deleted by us, or already gone).
+    Gone,
+    /// The session ended, and with it every ephemeral node it owned.
+    SessionEnded,
+}
+
+/// Deletes our own node at `path`, retrying ConnectionLoss for as long as
+/// the session lives (a NoNode after an ambiguous delete means it is gone,
+/// which is all the caller needs: the name is ours alone).
+pub async fn delete_own<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &str) -> Deleted {
+    let policy = ctx.retry_policy();
+    let mut attempt = 0;
+    loop {
+        match ctx.client().delete(path, ANY_VERSION).await {
+            Ok(()) | Err(ZkError::NoNode) => return Deleted::Gone,
+            Err(e) if e.is_session_lost() => return Deleted::SessionEnded,
+            Err(e) => {
+                tracing::debug!(path, error = %e, "retrying delete of own node");
+                ctx.runtime().sleep(policy.delay(attempt)).await;
+                attempt = attempt.saturating_add(1);
+            }
+        }
+    }
+}
+
+/// Deletes, in the background, every node of ours named with `guid` under
+/// `dir` (ephemerals owned by the current session), retrying until they are
+/// gone or the session is.
+pub fn spawn_delete_by_guid<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, dir: &str, guid: Guid) {
+    let ctx2 = ctx.clone();
+    let dir = dir.to_string();
+    ctx.runtime().spawn(async move {
+        let policy = ctx2.retry_policy();
+        let mut attempt = 0u32;
+        loop {
+            if ctx2.session_lost() {
+                return;
+            }
+            match find_own(&ctx2, &dir, &guid, true).await {
+                Ok(None) => return,
+                Ok(Some((name, _))) => {
+                    if delete_own(&ctx2, &join(&dir, &name)).await == Deleted::SessionEnded {
+                        return;
+                    }
+                }
+                Err(e) if e.is_session_lost() => return,
+                Err(_) => {
+                    ctx2.runtime().sleep(policy.delay(attempt)).await;
+                    attempt = attempt.saturating_add(1);
+                }
+            }
+        }
+    });
+}
+
+/// Deletes our own node at `path` in the background.
+pub fn spawn_delete_own<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &str) {
+    let ctx2 = ctx.clone();
+    let path = path.to_string();
+    ctx.runtime().spawn(async move {
+        delete_own(&ctx2, &path).await;
+    });
+}
+
+/// Drop guard for a node being created: if the future that creates and
+/// waits on it is dropped (cancelled, timed out) or fails, the node — if
+/// the create was applied — is deleted in the background (CURATOR-79/462).
+pub struct OrphanGuard<C: ZkClient, R: Runtime> {
+    ctx: Ctx<C, R>,
+    dir: String,
+    guid: Guid,
+    armed: bool,
+}
+
+impl<C: ZkClient, R: Runtime> OrphanGuard<C, R> {
+    pub fn new(ctx: &Ctx<C, R>, dir: &str, guid: Guid) -> Self {
+        OrphanGuard {
+            ctx: ctx.clone(),
+            dir: dir.to_string(),
+            guid,
+            armed: true,
+        }
+    }
+
+    /// The node was handed over to a holder that owns its release.
+    pub fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl<C: ZkClient, R: Runtime> Drop for OrphanGuard<C, R> {
+    fn drop(&mut self) {
+        if self.armed && !self.ctx.session_lost() {
+            spawn_delete_by_guid(&self.ctx, &self.dir, self.guid);
+        }
+    }
+}

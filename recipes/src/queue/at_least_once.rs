@@ -1,0 +1,317 @@
+//! At-least-once consumption: claim, process, then complete.
+//!
+//! A consumer claims the head unclaimed item with an ephemeral
+//! `claims/{item}` node, processes it, and completes it by deleting the
+//! claim and the item in one `multi`. A consumer whose session ends
+//! mid-processing loses its claim with the session, and another consumer
+//! retakes the item: items are never lost, but may be processed more than
+//! once (CURATOR-605 is inherent to this contract; [`Claimed::is_lost`]
+//! tells a processor to stop early).
+//!
+//! Faults handled: ConnectionLoss on the claim (resolved by the claim's
+//! `ephemeralOwner`), a claim won on an item another consumer just
+//! completed (the claim is removed again, kazoo #366), ConnectionLoss on
+//! the completion (resolved by whether our claim still exists: only we
+//! delete it while our session lives), reconnects while waiting for items.
+
+use std::time::Duration;
+
+use futures::future::{select, Either};
+
+use crate::ctx::Ctx;
+use crate::error::{RecipeError, RecipeResult};
+use crate::lock::core::with_timeout;
+use crate::monitor::{Hold, HoldState, LostReason};
+use crate::nodes::{create_all, delete_own, spawn_delete_own};
+use crate::queue::{ItemName, Layout, QueueItem};
+use crate::runtime::Runtime;
+use crate::wait::{event_or_session, Woken};
+use crate::zk::path::{join, parent};
+use crate::zk::{CreateMode, Op, ZkClient, ZkError, ANY_VERSION};
+
+/// A consumer that completes items only after processing them.
+#[derive(Clone)]
+pub struct AtLeastOnceConsumer<C, R> {
+    ctx: Ctx<C, R>,
+    layout: Layout,
+}
+
+/// An item claimed by this consumer. Dropping it without
+/// [`Claimed::complete`] gives the item back (its claim is deleted).
+pub struct Claimed<C: ZkClient, R: Runtime> {
+    ctx: Ctx<C, R>,
+    item: QueueItem,
+    item_path: String,
+    claim_path: String,
+    hold: Hold,
+    done: bool,
+}
+
+impl<C: ZkClient, R: Runtime> AtLeastOnceConsumer<C, R> {
+    pub fn new(ctx: Ctx<C, R>, root: &str) -> Self {
+        AtLeastOnceConsumer {
+            ctx,
+            layout: Layout::new(root),
+        }
+    }
+
+    /// Claims the first unclaimed item, or `None` if there is none.
+    pub async fn try_claim(&self) -> RecipeResult<Option<Claimed<C, R>>> {
+        let ctx = &self.ctx;
+        let items = match ctx
+            .retry(|| ctx.client().get_children(&self.layout.items))
+            .await
+        {
+            Ok((c, _)) => c,
+            Err(RecipeError::Zk(ZkError::NoNode)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let claims = self.claims(false).await?.0;
+        self.claim_first(&items, &claims).await
+    }
+
+    /// Waits for an unclaimed item and claims it.
+    pub async fn claim(&self) -> RecipeResult<Claimed<C, R>> {
+        let ctx = &self.ctx;
+        let mut states = ctx.client().state_watch();
+        loop {
+            let (items, _, items_watch) = match ctx
+                .retry(|| ctx.client().get_children_watch(&self.layout.items))
+                .await
+            {
+                Ok(r) => r,
+                Err(RecipeError::Zk(ZkError::NoNode)) => {
+                    create_all(ctx, &self.layout.items).await?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let (claims, claims_watch) = self.claims(true).await?;
+            if let Some(c) = self.claim_first(&items, &claims).await? {
+                return Ok(c);
+            }
+            // Wake on a new item or on a claim going away (its consumer
+            // completed, gave up, or died).
+            let woken = match claims_watch {
+                Some(cw) => {
+                    let either = async move {
+                        match select(Box::pin(items_watch.changed()), Box::pin(cw.changed())).await
+                        {
+                            Either::Left((e, _)) | Either::Right((e, _)) => e,
+                        }
+                    };
+                    event_or_session(either, &mut states).await
+                }
+                None => event_or_session(items_watch.changed(), &mut states).await,
+            };
+            if woken == Woken::SessionLost {
+                return Err(RecipeError::SessionLost);
+            }
+        }
+    }
+
+    /// Like [`Self::claim`], giving up after `limit` (`Ok(None)`).
+    pub async fn claim_for(&self, limit: Duration) -> RecipeResult<Option<Claimed<C, R>>> {
+        with_timeout(&self.ctx, limit, self.claim()).await
+    }
+
+    /// Current claims (and a watch on them if asked).
+    async fn claims(
+        &self,
+        watch: bool,
+    ) -> RecipeResult<(Vec<String>, Option<crate::zk::OneshotWatch>)> {
+        let ctx = &self.ctx;
+        let dir = &self.layout.claims;
+        loop {
+            let r = if watch {
+                ctx.retry(|| ctx.client().get_children_watch(dir))
+                    .await
+                    .map(|(c, _, w)| (c, Some(w)))
+            } else {
+                ctx.retry(|| ctx.client().get_children(dir))
+                    .await
+                    .map(|(c, _)| (c, None))
+            };
+            match r {
+                Ok(mut r) => {
+                    r.0.sort();
+                    return Ok(r);
+                }
+                Err(RecipeError::Zk(ZkError::NoNode)) => create_all(ctx, dir).await?,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    async fn claim_first(
+        &self,
+        items: &[String],
+        claims: &[String],
+    ) -> RecipeResult<Option<Claimed<C, R>>> {
+        for item in ItemName::parse_sorted(items) {
+            if claims.binary_search(&item.name).is_ok() {
+                continue;
+            }
+            if let Some(c) = self.claim_one(item).await? {
+                return Ok(Some(c));
+            }
+        }
+        Ok(None)
+    }
+
+    async fn claim_one(&self, item: ItemName) -> RecipeResult<Option<Claimed<C, R>>> {
+        let ctx = &self.ctx;
+        let states = ctx.client().state_watch();
+        let claim_path = join(&self.layout.claims, &item.name);
+        if !self.create_claim(&claim_path).await? {
+            return Ok(None);
+        }
+        let item_path = join(&self.layout.items, &item.name);
+        match ctx.retry(|| ctx.client().get_data(&item_path)).await {
+            Ok((data, stat)) => Ok(Some(Claimed {
+                hold: Hold::spawn(ctx, &claim_path, states, None),
+                ctx: ctx.clone(),
+                item: QueueItem {
+                    id: item.guid.to_string(),
+                    name: item.name,
+                    priority: item.priority,
+                    data,
+                    czxid: stat.czxid,
+                },
+                item_path,
+                claim_path,
+                done: false,
+            })),
+            Err(RecipeError::Zk(ZkError::NoNode)) => {
+                // Completed by its previous claimant between our listing and
+                // our claim: drop the stale claim so it cannot linger.
+                delete_own(ctx, &claim_path).await;
+                Ok(None)
+            }
+            Err(e) => {
+                spawn_delete_own(ctx, &claim_path);
+                Err(e)
+            }
+        }
+    }
+
+    /// Creates our claim; false if another live consumer holds it.
+    async fn create_claim(&self, path: &str) -> RecipeResult<bool> {
+        let ctx = &self.ctx;
+        let me = ctx.session_id().await?;
+        let policy = ctx.retry_policy();
+        let mut attempt = 0;
+        loop {
+            match ctx.client().create(path, &[], CreateMode::Ephemeral).await {
+                Ok(_) => return Ok(true),
+                Err(ZkError::NoNode) => create_all(ctx, &self.layout.claims).await?,
+                Err(ZkError::NodeExists) => {
+                    // Ours if an earlier attempt of ours was applied.
+                    return match ctx.retry(|| ctx.client().exists(path)).await? {
+                        Some(stat) => Ok(stat.ephemeral_owner == me),
+                        None => Ok(false),
+                    };
+                }
+                Err(e) if e.is_ambiguous() && attempt + 1 < policy.max_attempts => {
+                    ctx.runtime().sleep(policy.delay(attempt)).await;
+                    attempt += 1;
+                }
+                Err(e) => return Err(RecipeError::from_zk(e)),
+            }
+        }
+    }
+}
+
+impl<C: ZkClient, R: Runtime> Claimed<C, R> {
+    pub fn item(&self) -> &QueueItem {
+        &self.item
+    }
+
+    /// Disconnected: the claim may be expiring; another consumer may soon
+    /// retake the item.
+    pub fn is_suspended(&self) -> bool {
+        self.hold.state() == HoldState::Suspended
+    }
+
+    /// The claim is gone: another consumer may be processing the item.
+    pub fn is_lost(&self) -> bool {
+        matches!(self.hold.state(), HoldState::Lost(_))
+    }
+
+    /// Resolves when the claim is lost.
+    pub async fn lost(&self) -> LostReason {
+        self.hold.lost().await
+    }
+
+    /// Removes the item (and our claim) for good.
+    ///
+    /// `Err(SessionLost)` / `Err(NodeGone)`: our claim is gone and the item
+    /// will be (or was) redelivered.
+    pub async fn complete(mut self) -> RecipeResult<()> {
+        self.done = true;
+        let ctx = self.ctx.clone();
+        let ops = vec![
+            Op::Delete {
+                path: self.claim_path.clone(),
+                version: ANY_VERSION,
+            },
+            Op::Delete {
+                path: self.item_path.clone(),
+                version: ANY_VERSION,
+            },
+        ];
+        let policy = ctx.retry_policy();
+        let mut attempt = 0u32;
+        loop {
+            match ctx.client().multi(ops.clone()).await {
+                Ok(_) => return Ok(()),
+                Err(e) if e.error == ZkError::NoNode && e.index == 0 => {
+                    return Err(if ctx.session_lost() {
+                        RecipeError::SessionLost
+                    } else {
+                        RecipeError::NodeGone(self.claim_path.clone())
+                    })
+                }
+                Err(e) if e.error == ZkError::NoNode => {
+                    // The item vanished under our claim: someone bypassed
+                    // the claim protocol. Drop our claim.
+                    spawn_delete_own(&ctx, &self.claim_path);
+                    return Err(RecipeError::Conflict(format!(
+                        "item {} deleted while claimed by us",
+                        self.item.name
+                    )));
+                }
+                Err(e) if e.error.is_ambiguous() => {
+                    ctx.runtime().sleep(policy.delay(attempt)).await;
+                    attempt = attempt.saturating_add(1);
+                    // While our session lives only we delete our claim: its
+                    // absence means our multi was applied.
+                    ctx.retry(|| ctx.client().sync(parent(&self.claim_path)))
+                        .await?;
+                    if ctx
+                        .retry(|| ctx.client().exists(&self.claim_path))
+                        .await?
+                        .is_none()
+                    {
+                        return Ok(());
+                    }
+                }
+                Err(e) => return Err(RecipeError::from_zk(e.error)),
+            }
+        }
+    }
+
+    /// Gives the item back for another consumer (deletes our claim).
+    pub async fn abandon(mut self) {
+        self.done = true;
+        delete_own(&self.ctx, &self.claim_path).await;
+    }
+}
+
+impl<C: ZkClient, R: Runtime> Drop for Claimed<C, R> {
+    fn drop(&mut self) {
+        if !self.done && !self.ctx.session_lost() {
+            spawn_delete_own(&self.ctx, &self.claim_path);
+        }
+    }
+}

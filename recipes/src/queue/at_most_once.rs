@@ -1,0 +1,182 @@
+//! At-most-once consumption: delete, then process.
+//!
+//! The consumer deletes the head item in a `multi` together with creating
+//! an ephemeral `taken/{item}` marker owned by its session. After a
+//! ConnectionLoss on that multi it reads the marker: ours means our delete
+//! won; absent while the item still exists means nothing happened (retry);
+//! absent with the item gone means another consumer took it. A NoNode is
+//! never taken to mean "someone else took it" without that proof (the lost
+//! item of kazoo `Queue.get` / Curator `SimpleDistributedQueue`). If the
+//! session ends before the outcome is known the item may be lost — that is
+//! the contract — and the call returns [`RecipeError::Ambiguous`] naming it.
+
+use std::time::Duration;
+
+use crate::ctx::Ctx;
+use crate::error::{RecipeError, RecipeResult};
+use crate::lock::core::with_timeout;
+use crate::nodes::{create_all, spawn_delete_own};
+use crate::queue::{ItemName, Layout, QueueItem};
+use crate::runtime::Runtime;
+use crate::wait::{watch_or_session, Woken};
+use crate::zk::path::join;
+use crate::zk::{CreateMode, Op, ZkClient, ZkError, ANY_VERSION};
+
+/// Outcome of trying to take one item.
+enum Take {
+    Mine(QueueItem),
+    /// Gone or taken by another consumer: try the next.
+    Missed,
+}
+
+/// A consumer that removes each item before handing it out.
+#[derive(Clone)]
+pub struct AtMostOnceConsumer<C, R> {
+    ctx: Ctx<C, R>,
+    layout: Layout,
+}
+
+impl<C: ZkClient, R: Runtime> AtMostOnceConsumer<C, R> {
+    pub fn new(ctx: Ctx<C, R>, root: &str) -> Self {
+        AtMostOnceConsumer {
+            ctx,
+            layout: Layout::new(root),
+        }
+    }
+
+    /// Takes the head item, or `None` if the queue is empty.
+    pub async fn try_take(&self) -> RecipeResult<Option<QueueItem>> {
+        let ctx = &self.ctx;
+        let children = match ctx
+            .retry(|| ctx.client().get_children(&self.layout.items))
+            .await
+        {
+            Ok((c, _)) => c,
+            Err(RecipeError::Zk(ZkError::NoNode)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        self.take_first(&children).await
+    }
+
+    /// Waits for an item and takes it.
+    pub async fn take(&self) -> RecipeResult<QueueItem> {
+        let ctx = &self.ctx;
+        let mut states = ctx.client().state_watch();
+        loop {
+            let (children, _, watch) = match ctx
+                .retry(|| ctx.client().get_children_watch(&self.layout.items))
+                .await
+            {
+                Ok(r) => r,
+                Err(RecipeError::Zk(ZkError::NoNode)) => {
+                    create_all(ctx, &self.layout.items).await?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if let Some(item) = self.take_first(&children).await? {
+                return Ok(item);
+            }
+            if watch_or_session(watch, &mut states).await == Woken::SessionLost {
+                return Err(RecipeError::SessionLost);
+            }
+        }
+    }
+
+    /// Like [`Self::take`], giving up after `limit` (`Ok(None)`).
+    pub async fn take_for(&self, limit: Duration) -> RecipeResult<Option<QueueItem>> {
+        with_timeout(&self.ctx, limit, self.take()).await
+    }
+
+    async fn take_first(&self, children: &[String]) -> RecipeResult<Option<QueueItem>> {
+        for item in ItemName::parse_sorted(children) {
+            if let Take::Mine(i) = self.take_one(item).await? {
+                return Ok(Some(i));
+            }
+        }
+        Ok(None)
+    }
+
+    async fn take_one(&self, item: ItemName) -> RecipeResult<Take> {
+        let ctx = &self.ctx;
+        let path = join(&self.layout.items, &item.name);
+        let (data, stat) = match ctx.retry(|| ctx.client().get_data(&path)).await {
+            Ok(r) => r,
+            Err(RecipeError::Zk(ZkError::NoNode)) => return Ok(Take::Missed),
+            Err(e) => return Err(e),
+        };
+        let taken = join(&self.layout.taken, &item.name);
+        let guid = ctx.next_guid().await?;
+        let ops = vec![
+            Op::Delete {
+                path: path.clone(),
+                version: ANY_VERSION,
+            },
+            Op::Create {
+                path: taken.clone(),
+                data: guid.to_string().into_bytes(),
+                mode: CreateMode::Ephemeral,
+            },
+        ];
+        let found = QueueItem {
+            id: item.guid.to_string(),
+            name: item.name.clone(),
+            priority: item.priority,
+            data,
+            czxid: stat.czxid,
+        };
+        let policy = ctx.retry_policy();
+        let mut attempt = 0;
+        loop {
+            match ctx.client().multi(ops.clone()).await {
+                Ok(_) => {
+                    spawn_delete_own(ctx, &taken);
+                    return Ok(Take::Mine(found));
+                }
+                // The item is gone before our multi: not ours, provably.
+                Err(e) if e.error == ZkError::NoNode && e.index == 0 => return Ok(Take::Missed),
+                Err(e) if e.error == ZkError::NoNode => create_all(ctx, &self.layout.taken).await?,
+                Err(e) if e.error.is_ambiguous() => {
+                    ctx.runtime().sleep(policy.delay(attempt)).await;
+                    attempt = attempt.saturating_add(1);
+                    match self.resolve(&path, &taken, guid.session).await {
+                        Ok(Some(true)) => {
+                            spawn_delete_own(ctx, &taken);
+                            return Ok(Take::Mine(found));
+                        }
+                        Ok(Some(false)) => return Ok(Take::Missed),
+                        Ok(None) => continue,
+                        Err(e) if e.is_session_lost() => return Err(lost_item(&found)),
+                        Err(e) => return Err(e),
+                    }
+                }
+                Err(e) if e.error.is_session_lost() && attempt > 0 => {
+                    return Err(lost_item(&found))
+                }
+                Err(e) => return Err(RecipeError::from_zk(e.error)),
+            }
+        }
+    }
+
+    /// After an ambiguous take: `Some(true)` ours, `Some(false)` another
+    /// consumer's, `None` not applied (the item is still there).
+    async fn resolve(&self, item: &str, taken: &str, session: i64) -> RecipeResult<Option<bool>> {
+        let ctx = &self.ctx;
+        ctx.retry(|| ctx.client().sync(&self.layout.items)).await?;
+        if let Some(stat) = ctx.retry(|| ctx.client().exists(taken)).await? {
+            // Another owner can only mean another consumer's marker.
+            return Ok(Some(stat.ephemeral_owner == session));
+        }
+        match ctx.retry(|| ctx.client().exists(item)).await? {
+            Some(_) => Ok(None),
+            None => Ok(Some(false)),
+        }
+    }
+}
+
+fn lost_item(item: &QueueItem) -> RecipeError {
+    RecipeError::Ambiguous(format!(
+        "item {} ({}) may have been removed by this consumer; the session ended before it could tell",
+        item.id, item.name
+    ))
+}
