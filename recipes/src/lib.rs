@@ -3,3 +3,7 @@
 //! ensemble of `zkdst-sim` and on a real ZooKeeper.
 
 pub mod zk;
+
+/// The interface over a real ZooKeeper (`zookeeper-client`), feature `real`.
+#[cfg(feature = "real")]
+pub mod real;
