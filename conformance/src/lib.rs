@@ -1,0 +1,25 @@
+//! zkdst-conformance: checking the simulator against a real ZooKeeper.
+//!
+//! - [`server`]: real ZooKeeper 3.8 servers (standalone, 3-member ensemble)
+//!   on loopback, started and killed from Rust.
+//! - [`proxy`]: a loopback TCP proxy that drops bytes on command, to make
+//!   ConnectionLoss (with or without the write applied) and session expiry.
+//! - [`ops`]: operation sequences over a few sessions, and their proptest
+//!   generator.
+//! - [`exec`]: runs a sequence on any `ZkClient` and records a [`Trace`].
+//! - [`normalize`]: removes what legitimately differs between runs, and
+//!   [`compare`]s two traces.
+//! - [`real`]: running a sequence on a real server with `RealClient`s.
+
+pub mod exec;
+pub mod normalize;
+pub mod ops;
+pub mod proxy;
+pub mod real;
+pub mod server;
+
+pub use exec::{run_sequence, ExecOptions, OpRecord, Outcome, Trace, WatchKind, WatchRecord};
+pub use normalize::{compare, compare_with, normalize, Divergence, NormalizeOptions};
+pub use ops::{sequence, step, GenConfig, MultiStep, Step, Version};
+pub use proxy::{FaultMode, FaultProxy, ProxyStats};
+pub use server::{RealEnsemble, RealServer, ServerError, ServerOptions};

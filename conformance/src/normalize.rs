@@ -1,0 +1,427 @@
+//! Making traces of two backends (or two runs) comparable, and comparing
+//! them.
+//!
+//! What differs between two correct runs, and how it is removed:
+//! - The per-run root: absolute paths under it become `~/...` (`~` is the
+//!   root). Sequential suffixes are kept as they are: under a fresh parent
+//!   the counters start at 0 on every backend, so they must match.
+//! - zxids (czxid, mzxid, pzxid): replaced by their rank among all zxids the
+//!   trace shows (1, 2, ...), which keeps their order and equalities but not
+//!   the gaps (other sessions, session creation, pings of other tests).
+//! - ctime / mtime: wall clock; set to 0.
+//! - Session ids: an ephemeral owner becomes its client's index + 1 (0 stays
+//!   0; an unknown session becomes -1).
+//! - The Stat in a `multi`'s create result: ZooKeeper 3.8.0 answers creates
+//!   inside a multi with a plain CREATE response, without a Stat
+//!   (ZOOKEEPER-4026/4667), so `zookeeper-client` reports an invalid Stat
+//!   (all -1). Blanked to `Stat::default()` on both sides unless
+//!   `keep_multi_create_stat`.
+//! - When a watch event arrived (`seen_after`): timing; dropped. Which event
+//!   each watch delivered is kept.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use zkdst_recipes::zk::{OpResult, PathError, SessionId, Stat, WatchedEvent, ZkError};
+
+use crate::exec::{OpRecord, Outcome, Trace, WatchRecord};
+
+/// Normaliser switches.
+#[derive(Debug, Clone, Default)]
+pub struct NormalizeOptions {
+    /// Keep the Stat of creates inside a multi (a backend that reports it on
+    /// both sides).
+    pub keep_multi_create_stat: bool,
+}
+
+/// A trace with the run-specific values replaced (see the module doc).
+pub fn normalize(trace: &Trace, options: &NormalizeOptions) -> Trace {
+    let mut zxids = Vec::new();
+    for op in &trace.ops {
+        for_each_stat(&op.outcome, options, &mut |s| {
+            zxids.extend([s.czxid, s.mzxid, s.pzxid]);
+        });
+    }
+    zxids.retain(|z| *z > 0);
+    zxids.sort_unstable();
+    zxids.dedup();
+    let rank: BTreeMap<i64, i64> = zxids
+        .iter()
+        .enumerate()
+        .map(|(i, z)| (*z, i as i64 + 1))
+        .collect();
+    let n = Norm {
+        root: &trace.root,
+        sessions: &trace.sessions,
+        rank: &rank,
+        options,
+    };
+    Trace {
+        root: "~".to_string(),
+        sessions: (0..trace.sessions.len() as i64).map(|i| i + 1).collect(),
+        ops: trace
+            .ops
+            .iter()
+            .map(|op| OpRecord {
+                index: op.index,
+                step: op.step.clone(),
+                versions: op.versions.clone(),
+                outcome: n.outcome(&op.outcome),
+            })
+            .collect(),
+        watches: trace
+            .watches
+            .iter()
+            .map(|w| WatchRecord {
+                client: w.client,
+                set_at: w.set_at,
+                kind: w.kind,
+                path: n.path(&w.path),
+                event: w.event.as_ref().map(|e| n.event(e)),
+                seen_after: None,
+            })
+            .collect(),
+    }
+}
+
+fn for_each_stat(outcome: &Outcome, options: &NormalizeOptions, f: &mut impl FnMut(&Stat)) {
+    match outcome {
+        Outcome::Created { stat, .. }
+        | Outcome::Data { stat, .. }
+        | Outcome::Children { stat, .. }
+        | Outcome::SetData(stat) => f(stat),
+        Outcome::Exists(Some(stat)) => f(stat),
+        Outcome::Multi(results) => {
+            for r in results {
+                match r {
+                    OpResult::Create { stat, .. } if options.keep_multi_create_stat => f(stat),
+                    OpResult::SetData { stat } => f(stat),
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+struct Norm<'a> {
+    root: &'a str,
+    sessions: &'a [SessionId],
+    rank: &'a BTreeMap<i64, i64>,
+    options: &'a NormalizeOptions,
+}
+
+impl Norm<'_> {
+    fn path(&self, p: &str) -> String {
+        if p == self.root {
+            "~".to_string()
+        } else if let Some(rest) = p.strip_prefix(self.root).filter(|r| r.starts_with('/')) {
+            format!("~{rest}")
+        } else {
+            p.to_string()
+        }
+    }
+
+    fn zxid(&self, z: i64) -> i64 {
+        if z <= 0 {
+            z
+        } else {
+            self.rank.get(&z).copied().unwrap_or(-1)
+        }
+    }
+
+    fn stat(&self, s: &Stat) -> Stat {
+        let owner = if s.ephemeral_owner == 0 {
+            0
+        } else {
+            self.sessions
+                .iter()
+                .position(|id| *id == s.ephemeral_owner)
+                .map(|i| i as i64 + 1)
+                .unwrap_or(-1)
+        };
+        Stat {
+            czxid: self.zxid(s.czxid),
+            mzxid: self.zxid(s.mzxid),
+            pzxid: self.zxid(s.pzxid),
+            ctime: 0,
+            mtime: 0,
+            ephemeral_owner: owner,
+            ..*s
+        }
+    }
+
+    fn error(&self, e: &ZkError) -> ZkError {
+        match e {
+            ZkError::InvalidPath(pe) => ZkError::InvalidPath(PathError {
+                path: self.path(&pe.path),
+                reason: pe.reason.clone(),
+            }),
+            other => other.clone(),
+        }
+    }
+
+    fn op_result(&self, r: &OpResult) -> OpResult {
+        match r {
+            OpResult::Create { path, stat } => OpResult::Create {
+                path: self.path(path),
+                stat: if self.options.keep_multi_create_stat {
+                    self.stat(stat)
+                } else {
+                    Stat::default()
+                },
+            },
+            OpResult::SetData { stat } => OpResult::SetData {
+                stat: self.stat(stat),
+            },
+            OpResult::Error(Some(e)) => OpResult::Error(Some(self.error(e))),
+            other => other.clone(),
+        }
+    }
+
+    fn outcome(&self, o: &Outcome) -> Outcome {
+        match o {
+            Outcome::Created { path, stat } => Outcome::Created {
+                path: self.path(path),
+                stat: self.stat(stat),
+            },
+            Outcome::Exists(stat) => Outcome::Exists(stat.as_ref().map(|s| self.stat(s))),
+            Outcome::Data { data, stat } => Outcome::Data {
+                data: data.clone(),
+                stat: self.stat(stat),
+            },
+            Outcome::Children { children, stat } => {
+                let mut children = children.clone();
+                children.sort();
+                Outcome::Children {
+                    children,
+                    stat: self.stat(stat),
+                }
+            }
+            Outcome::SetData(stat) => Outcome::SetData(self.stat(stat)),
+            Outcome::Multi(results) => {
+                Outcome::Multi(results.iter().map(|r| self.op_result(r)).collect())
+            }
+            Outcome::MultiFailed {
+                error,
+                index,
+                results,
+            } => Outcome::MultiFailed {
+                error: self.error(error),
+                index: *index,
+                results: results.iter().map(|r| self.op_result(r)).collect(),
+            },
+            Outcome::Error(e) => Outcome::Error(self.error(e)),
+            other => other.clone(),
+        }
+    }
+
+    fn event(&self, e: &WatchedEvent) -> WatchedEvent {
+        WatchedEvent {
+            path: e.path.as_ref().map(|p| self.path(p)),
+            ..e.clone()
+        }
+    }
+}
+
+/// Where two normalised traces first differ.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Divergence {
+    /// Different numbers of ops or watches.
+    Shape {
+        what: &'static str,
+        left: usize,
+        right: usize,
+    },
+    /// Op `index` returned different results (or ran a different step).
+    Op {
+        index: usize,
+        left: Box<OpRecord>,
+        right: Box<OpRecord>,
+    },
+    /// The watch set by step `set_at` delivered different events.
+    Watch {
+        set_at: usize,
+        left: Box<WatchRecord>,
+        right: Box<WatchRecord>,
+    },
+}
+
+impl fmt::Display for Divergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Divergence::Shape { what, left, right } => {
+                write!(f, "different number of {what}: left {left}, right {right}")
+            }
+            Divergence::Op { index, left, right } => {
+                writeln!(f, "op {index} diverges: {}", left.step)?;
+                if left.step != right.step {
+                    writeln!(f, "  right ran a different step: {}", right.step)?;
+                }
+                if left.versions != right.versions {
+                    writeln!(
+                        f,
+                        "  versions sent: left {:?}, right {:?}",
+                        left.versions, right.versions
+                    )?;
+                }
+                writeln!(f, "  left:  {:?}", left.outcome)?;
+                write!(f, "  right: {:?}", right.outcome)
+            }
+            Divergence::Watch {
+                set_at,
+                left,
+                right,
+            } => {
+                writeln!(
+                    f,
+                    "watch set by op {set_at} (client {}, {:?} {}) diverges:",
+                    left.client, left.kind, left.path
+                )?;
+                writeln!(f, "  left:  {:?}", left.event)?;
+                write!(f, "  right: {:?}", right.event)
+            }
+        }
+    }
+}
+
+impl std::error::Error for Divergence {}
+
+/// Compares two traces after normalising both; the first difference.
+pub fn compare(a: &Trace, b: &Trace) -> Result<(), Divergence> {
+    compare_with(a, b, &NormalizeOptions::default())
+}
+
+/// [`compare`] with explicit normaliser options.
+pub fn compare_with(a: &Trace, b: &Trace, options: &NormalizeOptions) -> Result<(), Divergence> {
+    let (a, b) = (normalize(a, options), normalize(b, options));
+    for (l, r) in a.ops.iter().zip(&b.ops) {
+        if l != r {
+            return Err(Divergence::Op {
+                index: l.index,
+                left: Box::new(l.clone()),
+                right: Box::new(r.clone()),
+            });
+        }
+    }
+    if a.ops.len() != b.ops.len() {
+        return Err(Divergence::Shape {
+            what: "ops",
+            left: a.ops.len(),
+            right: b.ops.len(),
+        });
+    }
+    for (l, r) in a.watches.iter().zip(&b.watches) {
+        if l != r {
+            return Err(Divergence::Watch {
+                set_at: l.set_at,
+                left: Box::new(l.clone()),
+                right: Box::new(r.clone()),
+            });
+        }
+    }
+    if a.watches.len() != b.watches.len() {
+        return Err(Divergence::Shape {
+            what: "watches",
+            left: a.watches.len(),
+            right: b.watches.len(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::Step;
+    use zkdst_recipes::zk::{CreateMode, EventType};
+
+    fn stat(czxid: i64, owner: i64, ctime: i64) -> Stat {
+        Stat {
+            czxid,
+            mzxid: czxid,
+            pzxid: czxid,
+            ctime,
+            mtime: ctime,
+            ephemeral_owner: owner,
+            ..Stat::default()
+        }
+    }
+
+    fn trace(root: &str, base: i64, sessions: [i64; 2], ctime: i64) -> Trace {
+        let create = |i, path: &str, s| OpRecord {
+            index: i,
+            step: Step::Create {
+                client: 0,
+                path: path.to_string(),
+                data: vec![],
+                mode: CreateMode::Ephemeral,
+            },
+            versions: vec![],
+            outcome: Outcome::Created {
+                path: format!("{root}/{path}"),
+                stat: s,
+            },
+        };
+        Trace {
+            root: root.to_string(),
+            sessions: sessions.to_vec(),
+            ops: vec![
+                create(0, "a", stat(base + 3, sessions[1], ctime)),
+                create(1, "b", stat(base + 10, sessions[0], ctime + 5)),
+            ],
+            watches: vec![WatchRecord {
+                client: 1,
+                set_at: 0,
+                kind: crate::exec::WatchKind::Exists,
+                path: format!("{root}/a"),
+                event: Some(WatchedEvent::node(
+                    EventType::NodeDeleted,
+                    format!("{root}/a"),
+                )),
+                seen_after: Some(base as usize),
+            }],
+        }
+    }
+
+    #[test]
+    fn run_specific_values_are_removed() {
+        let a = trace("/t-1", 100, [0x111, 0x222], 1000);
+        let b = trace("/t-2", 7000, [0x333, 0x444], 99999);
+        assert_eq!(compare(&a, &b), Ok(()));
+        let n = normalize(&a, &NormalizeOptions::default());
+        assert_eq!(
+            n.ops[0].outcome,
+            Outcome::Created {
+                path: "~/a".to_string(),
+                stat: stat(1, 2, 0)
+            }
+        );
+    }
+
+    #[test]
+    fn real_differences_are_reported() {
+        let a = trace("/t-1", 100, [0x111, 0x222], 1000);
+        let mut b = trace("/t-2", 7000, [0x333, 0x444], 1000);
+        // Same zxid order, but owned by the other client.
+        if let Outcome::Created { stat, .. } = &mut b.ops[1].outcome {
+            stat.ephemeral_owner = 0x444;
+        }
+        let d = compare(&a, &b).expect_err("owners differ");
+        assert!(matches!(d, Divergence::Op { index: 1, .. }), "{d}");
+        assert!(d.to_string().contains("op 1 diverges"));
+
+        let mut c = trace("/t-3", 100, [0x111, 0x222], 1000);
+        c.watches[0].event = None;
+        let d = compare(&a, &c).expect_err("watch differs");
+        assert!(matches!(d, Divergence::Watch { set_at: 0, .. }), "{d}");
+
+        // zxid equalities are kept: a create that shares its zxid differs
+        // from one that does not.
+        let mut e = trace("/t-4", 100, [0x111, 0x222], 1000);
+        if let Outcome::Created { stat, .. } = &mut e.ops[1].outcome {
+            stat.mzxid = 103;
+        }
+        assert!(compare(&a, &e).is_err());
+    }
+}

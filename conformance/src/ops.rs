@@ -1,0 +1,549 @@
+//! Operation sequences for differential runs, and their proptest generator.
+//!
+//! A [`Step`] is one call by one of a few clients. Paths are relative to a
+//! per-run root (`""` is the root itself) and come from a small alphabet so
+//! that operations collide: creates hit existing nodes, deletes hit
+//! non-empty ones, sequential names are guessed right often enough to be
+//! read, set and deleted. Versions are symbolic ([`Version`]) and resolved
+//! against the node's current version right before the call.
+
+use std::fmt;
+
+use proptest::prelude::*;
+use proptest::sample::select;
+use serde::{Deserialize, Serialize};
+use zkdst_recipes::zk::CreateMode;
+
+/// A version argument, resolved when the step runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Version {
+    /// -1, ZooKeeper's wildcard.
+    Any,
+    /// The node's version right now (0 if it does not exist).
+    Current,
+    CurrentPlus1,
+    CurrentMinus1,
+    /// -2: not a wildcard.
+    MinusTwo,
+}
+
+impl Version {
+    /// The concrete argument for a node whose version is `current`.
+    pub fn resolve(self, current: i32) -> i32 {
+        match self {
+            Version::Any => -1,
+            Version::Current => current,
+            Version::CurrentPlus1 => current.wrapping_add(1),
+            Version::CurrentMinus1 => current.wrapping_sub(1),
+            Version::MinusTwo => -2,
+        }
+    }
+
+    /// Whether resolving needs the node's current version.
+    pub fn needs_current(self) -> bool {
+        matches!(
+            self,
+            Version::Current | Version::CurrentPlus1 | Version::CurrentMinus1
+        )
+    }
+}
+
+/// One op inside a `multi`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MultiStep {
+    Create {
+        path: String,
+        data: Vec<u8>,
+        mode: CreateMode,
+    },
+    Delete {
+        path: String,
+        version: Version,
+    },
+    SetData {
+        path: String,
+        data: Vec<u8>,
+        version: Version,
+    },
+    Check {
+        path: String,
+        version: Version,
+    },
+}
+
+impl MultiStep {
+    pub fn path(&self) -> &str {
+        match self {
+            MultiStep::Create { path, .. }
+            | MultiStep::Delete { path, .. }
+            | MultiStep::SetData { path, .. }
+            | MultiStep::Check { path, .. } => path,
+        }
+    }
+    pub fn version(&self) -> Option<Version> {
+        match self {
+            MultiStep::Create { .. } => None,
+            MultiStep::Delete { version, .. }
+            | MultiStep::SetData { version, .. }
+            | MultiStep::Check { version, .. } => Some(*version),
+        }
+    }
+}
+
+/// One call by client `client` (an index into the executor's clients).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Step {
+    Create {
+        client: usize,
+        path: String,
+        data: Vec<u8>,
+        mode: CreateMode,
+    },
+    Delete {
+        client: usize,
+        path: String,
+        version: Version,
+    },
+    SetData {
+        client: usize,
+        path: String,
+        data: Vec<u8>,
+        version: Version,
+    },
+    Exists {
+        client: usize,
+        path: String,
+        watch: bool,
+    },
+    GetData {
+        client: usize,
+        path: String,
+        watch: bool,
+    },
+    GetChildren {
+        client: usize,
+        path: String,
+        watch: bool,
+    },
+    Multi {
+        client: usize,
+        ops: Vec<MultiStep>,
+    },
+    Sync {
+        client: usize,
+        path: String,
+    },
+    /// Closes the client's session (its ephemerals go, its watches get
+    /// `Closed`, its later calls fail).
+    Close {
+        client: usize,
+    },
+}
+
+impl Step {
+    pub fn client(&self) -> usize {
+        match self {
+            Step::Create { client, .. }
+            | Step::Delete { client, .. }
+            | Step::SetData { client, .. }
+            | Step::Exists { client, .. }
+            | Step::GetData { client, .. }
+            | Step::GetChildren { client, .. }
+            | Step::Multi { client, .. }
+            | Step::Sync { client, .. }
+            | Step::Close { client } => *client,
+        }
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let w = |watch: &bool| if *watch { " +watch" } else { "" };
+        match self {
+            Step::Create {
+                client,
+                path,
+                data,
+                mode,
+            } => write!(f, "c{client} create /{path} {data:?} {mode:?}"),
+            Step::Delete {
+                client,
+                path,
+                version,
+            } => write!(f, "c{client} delete /{path} v={version:?}"),
+            Step::SetData {
+                client,
+                path,
+                data,
+                version,
+            } => write!(f, "c{client} set_data /{path} {data:?} v={version:?}"),
+            Step::Exists {
+                client,
+                path,
+                watch,
+            } => write!(f, "c{client} exists /{path}{}", w(watch)),
+            Step::GetData {
+                client,
+                path,
+                watch,
+            } => write!(f, "c{client} get_data /{path}{}", w(watch)),
+            Step::GetChildren {
+                client,
+                path,
+                watch,
+            } => write!(f, "c{client} get_children /{path}{}", w(watch)),
+            Step::Multi { client, ops } => write!(f, "c{client} multi {ops:?}"),
+            Step::Sync { client, path } => write!(f, "c{client} sync /{path}"),
+            Step::Close { client } => write!(f, "c{client} close"),
+        }
+    }
+}
+
+/// What the generator may produce.
+#[derive(Debug, Clone)]
+pub struct GenConfig {
+    /// Number of clients (sessions), 2–3 is the useful range.
+    pub clients: usize,
+    /// Sequence length range.
+    pub min_len: usize,
+    pub max_len: usize,
+    /// Generate TTL create modes (the server needs extended types).
+    pub ttl: bool,
+    /// Generate `Close` steps.
+    pub close: bool,
+    /// Generate a few malformed paths (rejected before sending).
+    pub bad_paths: bool,
+}
+
+impl Default for GenConfig {
+    fn default() -> Self {
+        GenConfig {
+            clients: 3,
+            min_len: 5,
+            max_len: 30,
+            ttl: true,
+            close: true,
+            bad_paths: true,
+        }
+    }
+}
+
+/// TTL used for generated TTL nodes: long enough never to expire in a run.
+pub const GEN_TTL_MS: i64 = 3_600_000;
+
+/// Node paths (relative to the root) that operations aim at.
+const NODES: &[&str] = &[
+    "",
+    "a",
+    "b",
+    "a/b",
+    "a/c",
+    "b/a",
+    "a/b/c",
+    "s-0000000000",
+    "s-0000000001",
+    "s-0000000002",
+    "a/s-0000000000",
+    "a/s-0000000001",
+    "a/0000000002",
+];
+
+/// Prefixes for sequential creates (`a/` yields `a/0000000005`).
+const SEQ_PREFIXES: &[&str] = &["s-", "a/s-", "a/"];
+
+/// Malformed relative paths: rejected by client-side validation.
+const BAD: &[&str] = &["a/", "a//b", "a/./b", "a/..", "a/\u{1}"];
+
+/// A node path, shallow ones (whose parents usually exist) most often.
+fn node_path() -> impl Strategy<Value = String> {
+    let weighted: Vec<(u32, &str)> = NODES
+        .iter()
+        .map(|p| {
+            let w = match *p {
+                "a" => 8,
+                "b" | "a/b" => 4,
+                "" | "a/c" | "s-0000000000" | "a/s-0000000000" => 2,
+                _ => 1,
+            };
+            (w, *p)
+        })
+        .collect();
+    let choices: Vec<(u32, BoxedStrategy<String>)> = weighted
+        .into_iter()
+        .map(|(w, p)| (w, Just(p.to_string()).boxed()))
+        .collect();
+    proptest::strategy::Union::new_weighted(choices)
+}
+
+fn any_path(bad: bool) -> BoxedStrategy<String> {
+    if bad {
+        prop_oneof![
+            20 => node_path(),
+            1 => select(BAD).prop_map(str::to_string),
+        ]
+        .boxed()
+    } else {
+        node_path().boxed()
+    }
+}
+
+fn data() -> impl Strategy<Value = Vec<u8>> {
+    select(vec![Vec::new(), b"x".to_vec(), b"yy".to_vec()])
+}
+
+fn version() -> impl Strategy<Value = Version> {
+    prop_oneof![
+        3 => Just(Version::Any),
+        4 => Just(Version::Current),
+        1 => Just(Version::CurrentPlus1),
+        1 => Just(Version::CurrentMinus1),
+        1 => Just(Version::MinusTwo),
+    ]
+}
+
+fn plain_mode(ttl: bool) -> BoxedStrategy<CreateMode> {
+    let mut modes = vec![
+        CreateMode::Persistent,
+        CreateMode::Persistent,
+        CreateMode::Ephemeral,
+        CreateMode::Container,
+    ];
+    if ttl {
+        modes.push(CreateMode::PersistentWithTtl { ttl_ms: GEN_TTL_MS });
+    }
+    select(modes).boxed()
+}
+
+fn seq_mode(ttl: bool) -> BoxedStrategy<CreateMode> {
+    let mut modes = vec![
+        CreateMode::PersistentSequential,
+        CreateMode::EphemeralSequential,
+    ];
+    if ttl {
+        modes.push(CreateMode::PersistentSequentialWithTtl { ttl_ms: GEN_TTL_MS });
+    }
+    select(modes).boxed()
+}
+
+/// A create: a plain mode on a node path, or a sequential mode on a prefix.
+fn create_args(ttl: bool, bad: bool) -> impl Strategy<Value = (String, Vec<u8>, CreateMode)> {
+    prop_oneof![
+        3 => (any_path(bad), data(), plain_mode(ttl)),
+        2 => (select(SEQ_PREFIXES).prop_map(str::to_string), data(), seq_mode(ttl)),
+    ]
+}
+
+fn multi_step(ttl: bool) -> impl Strategy<Value = MultiStep> {
+    prop_oneof![
+        3 => create_args(ttl, false).prop_map(|(path, data, mode)| MultiStep::Create { path, data, mode }),
+        1 => (node_path(), version()).prop_map(|(path, version)| MultiStep::Delete { path, version }),
+        2 => (node_path(), data(), version())
+            .prop_map(|(path, data, version)| MultiStep::SetData { path, data, version }),
+        1 => (node_path(), version()).prop_map(|(path, version)| MultiStep::Check { path, version }),
+    ]
+}
+
+/// A multi of 1–4 random ops, or one with a failing op in the middle
+/// (a `Check` with version -2 always fails: BadVersion, or NoNode).
+fn multi_ops(ttl: bool) -> impl Strategy<Value = Vec<MultiStep>> {
+    prop_oneof![
+        2 => prop::collection::vec(multi_step(ttl), 0..=4),
+        1 => (
+            prop::collection::vec(multi_step(ttl), 1..=2),
+            node_path(),
+            prop::collection::vec(multi_step(ttl), 1..=2),
+        )
+            .prop_map(|(mut before, path, after)| {
+                before.push(MultiStep::Check { path, version: Version::MinusTwo });
+                before.extend(after);
+                before
+            }),
+    ]
+}
+
+/// One step.
+pub fn step(config: &GenConfig) -> BoxedStrategy<Step> {
+    let c = 0..config.clients.max(1);
+    let (ttl, bad) = (config.ttl, config.bad_paths);
+    let mut choices: Vec<(u32, BoxedStrategy<Step>)> = vec![
+        (
+            20,
+            (c.clone(), create_args(ttl, bad))
+                .prop_map(|(client, (path, data, mode))| Step::Create {
+                    client,
+                    path,
+                    data,
+                    mode,
+                })
+                .boxed(),
+        ),
+        (
+            8,
+            (c.clone(), any_path(bad), version())
+                .prop_map(|(client, path, version)| Step::Delete {
+                    client,
+                    path,
+                    version,
+                })
+                .boxed(),
+        ),
+        (
+            8,
+            (c.clone(), node_path(), data(), version())
+                .prop_map(|(client, path, data, version)| Step::SetData {
+                    client,
+                    path,
+                    data,
+                    version,
+                })
+                .boxed(),
+        ),
+        (
+            6,
+            (c.clone(), node_path(), any::<bool>())
+                .prop_map(|(client, path, watch)| Step::Exists {
+                    client,
+                    path,
+                    watch,
+                })
+                .boxed(),
+        ),
+        (
+            6,
+            (c.clone(), node_path(), any::<bool>())
+                .prop_map(|(client, path, watch)| Step::GetData {
+                    client,
+                    path,
+                    watch,
+                })
+                .boxed(),
+        ),
+        (
+            6,
+            (c.clone(), node_path(), any::<bool>())
+                .prop_map(|(client, path, watch)| Step::GetChildren {
+                    client,
+                    path,
+                    watch,
+                })
+                .boxed(),
+        ),
+        (
+            6,
+            (c.clone(), multi_ops(ttl))
+                .prop_map(|(client, ops)| Step::Multi { client, ops })
+                .boxed(),
+        ),
+        (
+            2,
+            (c.clone(), node_path())
+                .prop_map(|(client, path)| Step::Sync { client, path })
+                .boxed(),
+        ),
+    ];
+    if config.close {
+        choices.push((1, c.prop_map(|client| Step::Close { client }).boxed()));
+    }
+    proptest::strategy::Union::new_weighted(choices).boxed()
+}
+
+/// A sequence of steps: 1–3 creates of shallow nodes (so that most later
+/// steps find something to act on), then the random body.
+pub fn sequence(config: &GenConfig) -> impl Strategy<Value = Vec<Step>> {
+    let clients = config.clients.max(1);
+    let setup = prop::collection::vec(
+        (
+            0..clients,
+            select(vec!["a", "b", "a/b", "a/c"]),
+            data(),
+            plain_mode(config.ttl),
+        )
+            .prop_map(|(client, path, data, mode)| Step::Create {
+                client,
+                path: path.to_string(),
+                data,
+                mode,
+            }),
+        1..=3,
+    );
+    let body = prop::collection::vec(
+        step(config),
+        config.min_len..=config.max_len.max(config.min_len),
+    );
+    (setup, body).prop_map(|(mut steps, body)| {
+        steps.extend(body);
+        steps
+    })
+}
+
+/// The absolute path of a relative one under `root` (`""` is the root).
+pub fn absolute(root: &str, rel: &str) -> String {
+    if rel.is_empty() {
+        root.to_string()
+    } else {
+        format!("{root}/{rel}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+
+    #[test]
+    fn versions_resolve() {
+        assert_eq!(Version::Any.resolve(7), -1);
+        assert_eq!(Version::Current.resolve(7), 7);
+        assert_eq!(Version::CurrentPlus1.resolve(7), 8);
+        assert_eq!(Version::CurrentMinus1.resolve(0), -1);
+        assert_eq!(Version::MinusTwo.resolve(7), -2);
+        assert_eq!(Version::CurrentPlus1.resolve(i32::MAX), i32::MIN);
+    }
+
+    #[test]
+    fn generator_covers_the_op_space() {
+        let config = GenConfig::default();
+        let strategy = sequence(&config);
+        let mut runner = TestRunner::deterministic();
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..200 {
+            let seq = strategy
+                .new_tree(&mut runner)
+                .expect("strategy generates")
+                .current();
+            assert!(seq.len() > config.min_len && seq.len() <= config.max_len + 3);
+            for s in &seq {
+                assert!(s.client() < config.clients);
+                let kind = match s {
+                    Step::Create { mode, .. } => format!("create {mode:?}"),
+                    Step::Multi { ops, .. } if ops.len() > 2 => "multi3+".to_string(),
+                    other => format!("{other}")
+                        .split_whitespace()
+                        .nth(1)
+                        .unwrap_or("")
+                        .to_string(),
+                };
+                seen.insert(kind);
+            }
+        }
+        for want in [
+            "create Persistent",
+            "create Ephemeral",
+            "create PersistentSequential",
+            "create EphemeralSequential",
+            "create Container",
+            "create PersistentWithTtl { ttl_ms: 3600000 }",
+            "delete",
+            "set_data",
+            "exists",
+            "get_data",
+            "get_children",
+            "multi3+",
+            "sync",
+            "close",
+        ] {
+            assert!(seen.contains(want), "never generated {want}: {seen:?}");
+        }
+    }
+}

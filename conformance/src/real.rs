@@ -1,0 +1,58 @@
+//! Running step sequences on a real ZooKeeper through `RealClient`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use zkdst_recipes::real::{RealClient, RealOptions};
+use zkdst_recipes::zk::{CreateMode, ZkClient, ZkError};
+
+use crate::exec::{run_sequence, ExecOptions, Trace};
+use crate::ops::Step;
+
+/// A root name no other run in this process (or, with high probability,
+/// any earlier process on the same server) uses: `/t-<pid>-<n>`.
+pub fn fresh_root() -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "/t-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Connects `n` clients with `timeout` as the requested session timeout.
+pub async fn connect_clients(
+    connect: &str,
+    n: usize,
+    session_timeout: Duration,
+) -> Result<Vec<RealClient>, ZkError> {
+    let options = RealOptions {
+        session_timeout,
+        ..RealOptions::default()
+    };
+    let mut clients = Vec::with_capacity(n);
+    for _ in 0..n {
+        clients.push(RealClient::connect_with(connect, options.clone()).await?);
+    }
+    Ok(clients)
+}
+
+/// Creates the fresh persistent `root` (through its own session), connects
+/// `clients` new sessions, runs `steps`, and closes every session.
+pub async fn run_real(
+    connect: &str,
+    root: &str,
+    clients: usize,
+    steps: &[Step],
+    options: &ExecOptions,
+) -> Result<Trace, ZkError> {
+    let admin = RealClient::connect(connect).await?;
+    admin.create(root, b"", CreateMode::Persistent).await?;
+    admin.close().await;
+    let sessions = connect_clients(connect, clients, Duration::from_secs(6)).await?;
+    let trace = run_sequence(&sessions, root, steps, tokio::time::sleep, options).await;
+    for c in &sessions {
+        c.close().await;
+    }
+    Ok(trace)
+}
