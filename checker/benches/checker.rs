@@ -13,10 +13,7 @@ use zkdst_checker::linearizability::Budget;
 const RUNS: usize = 7;
 
 fn corpus() -> PathBuf {
-    let documented = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/corpora/porcupine"
-    ));
+    let documented = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/porcupine"));
     if documented.is_dir() {
         return documented.to_path_buf();
     }
@@ -28,9 +25,7 @@ fn corpus() -> PathBuf {
 }
 
 fn load(file: &str, format: Format) -> History {
-    format
-        .read(&corpus().join(file))
-        .unwrap_or_else(|e| panic!("{e}"))
+    format.read(&corpus().join(file)).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Best time of `RUNS` runs of `f`, and the verdict lines it produced.

@@ -8,17 +8,10 @@ use zkdst_checker::report::{render_html, render_text};
 fn main() {
     const MS: u64 = 1_000_000;
     let mut h = History::new();
-    h.meta
-        .insert("scenario".into(), "lock-expired-but-acting".into());
+    h.meta.insert("scenario".into(), "lock-expired-but-acting".into());
     h.meta.insert("seed".into(), "42".into());
     let mut id = 0;
-    let mut op = |h: &mut History,
-                  t0: u64,
-                  t1: Option<u64>,
-                  client: u32,
-                  session: i64,
-                  op: Op,
-                  outcome: Outcome| {
+    let mut op = |h: &mut History, t0: u64, t1: Option<u64>, client: u32, session: i64, op: Op, outcome: Outcome| {
         id += 1;
         h.events.push(Event::Invoke {
             id,
@@ -182,9 +175,7 @@ fn main() {
         },
     )
     .unwrap_or_default();
-    let out = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "timeline.html".into());
+    let out = std::env::args().nth(1).unwrap_or_else(|| "timeline.html".into());
     if let Err(e) = std::fs::write(&out, render_html(&h, &results)) {
         eprintln!("cannot write {out}: {e}");
         std::process::exit(1);

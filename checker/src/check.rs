@@ -32,12 +32,7 @@ pub enum CheckError {
 
 /// Reads `path` in `format` and checks it against `model` (or the model the
 /// format implies, or the one its operations suggest).
-pub fn check_file(
-    path: &Path,
-    format: Format,
-    model: Option<ModelName>,
-    budget: Budget,
-) -> Result<Report, CheckError> {
+pub fn check_file(path: &Path, format: Format, model: Option<ModelName>, budget: Budget) -> Result<Report, CheckError> {
     let history = format.read(path)?;
     let model = model.or(match format {
         Format::JepsenEtcd => Some(ModelName::CasRegister),
@@ -48,19 +43,11 @@ pub fn check_file(
 }
 
 /// Checks a history against a model.
-pub fn check_history(
-    history: &History,
-    model: Option<ModelName>,
-    budget: Budget,
-) -> Result<Report, CheckError> {
-    let name = model
-        .or_else(|| ModelName::infer(history))
-        .ok_or(CheckError::NoModel)?;
+pub fn check_history(history: &History, model: Option<ModelName>, budget: Budget) -> Result<Report, CheckError> {
+    let name = model.or_else(|| ModelName::infer(history)).ok_or(CheckError::NoModel)?;
     match name {
         ModelName::Register => run(&Register::plain(), name, history, budget),
-        ModelName::CasRegister | ModelName::MultiRegister => {
-            run(&Register::cas(), name, history, budget)
-        }
+        ModelName::CasRegister | ModelName::MultiRegister => run(&Register::cas(), name, history, budget),
         ModelName::Kv => run(&Kv, name, history, budget),
         ModelName::Queue => run(&Queue, name, history, budget),
         ModelName::Set => run(&Set, name, history, budget),
@@ -69,12 +56,7 @@ pub fn check_history(
     }
 }
 
-fn run<M: Model>(
-    model: &M,
-    name: ModelName,
-    history: &History,
-    budget: Budget,
-) -> Result<Report, CheckError> {
+fn run<M: Model>(model: &M, name: ModelName, history: &History, budget: Budget) -> Result<Report, CheckError> {
     let parts = models::partitions(model, history)?;
     let operations = parts.iter().map(|p| p.ops.len()).sum();
     let verdict = check_partitions(model, &parts, budget);

@@ -10,10 +10,7 @@ use zkdst_checker::linearizability::{Budget, Verdict};
 /// `shared/` sits beside the repository checkout (`../../shared` from this
 /// crate); in a worktree nested deeper, the nearest ancestor holding it.
 fn corpus() -> PathBuf {
-    let documented = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/corpora/porcupine"
-    ));
+    let documented = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/porcupine"));
     if documented.is_dir() {
         return documented.to_path_buf();
     }
@@ -41,10 +38,7 @@ fn expected() -> Vec<(String, bool)> {
 }
 
 fn check_all(prefix: &str, format: Format, expected_count: usize) {
-    let cases: Vec<_> = expected()
-        .into_iter()
-        .filter(|(f, _)| f.starts_with(prefix))
-        .collect();
+    let cases: Vec<_> = expected().into_iter().filter(|(f, _)| f.starts_with(prefix)).collect();
     assert_eq!(cases.len(), expected_count, "cases under {prefix}");
     let mut wrong = Vec::new();
     for (file, linearizable) in &cases {
@@ -66,9 +60,7 @@ fn check_all(prefix: &str, format: Format, expected_count: usize) {
             "{file}"
         );
         if !ok {
-            wrong.push(format!(
-                "{file}: expected linearizable={linearizable}, got {first}"
-            ));
+            wrong.push(format!("{file}: expected linearizable={linearizable}, got {first}"));
         }
     }
     assert!(

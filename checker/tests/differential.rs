@@ -9,8 +9,7 @@ use proptest::prelude::*;
 
 use zkdst_checker::linearizability::{check_operations, Budget, LinOp, Verdict};
 use zkdst_checker::models::{
-    Model, Mutex, MutexInput, MutexOutput, Queue, QueueInput, QueueOutput, Register, RegisterInput,
-    RegisterOutput,
+    Model, Mutex, MutexInput, MutexOutput, Queue, QueueInput, QueueOutput, Register, RegisterInput, RegisterOutput,
 };
 
 type Ops<M> = Vec<LinOp<<M as Model>::Input, <M as Model>::Output>>;
@@ -26,9 +25,8 @@ fn brute_force<M: Model>(model: &M, ops: &Ops<M>) -> bool {
             return true;
         }
         (0..ops.len()).filter(|&i| !placed(i)).any(|i| {
-            let forced_before = (0..ops.len()).any(|j| {
-                j != i && !placed(j) && determinate(&ops[j]).is_some_and(|r| r < ops[i].call)
-            });
+            let forced_before =
+                (0..ops.len()).any(|j| j != i && !placed(j) && determinate(&ops[j]).is_some_and(|r| r < ops[i].call));
             !forced_before
                 && model
                     .step(state, &ops[i].input, ops[i].output.as_ref())
@@ -66,22 +64,16 @@ struct Step {
 }
 
 fn steps() -> impl Strategy<Value = Vec<Step>> {
-    let step = (
-        0u8..3,
-        0i64..3,
-        0u32..3,
-        0u64..25,
-        0u64..25,
-        prop::bool::weighted(0.15),
-    )
-        .prop_map(|(kind, arg, client, before, after, lost)| Step {
+    let step = (0u8..3, 0i64..3, 0u32..3, 0u64..25, 0u64..25, prop::bool::weighted(0.15)).prop_map(
+        |(kind, arg, client, before, after, lost)| Step {
             kind,
             arg,
             client,
             before,
             after,
             lost,
-        });
+        },
+    );
     proptest::collection::vec(step, 1..=8)
 }
 
@@ -105,12 +97,7 @@ fn register_history(steps: &[Step]) -> Ops<Register> {
         .iter()
         .enumerate()
         .map(|(k, s)| match s.kind {
-            0 => op(
-                k,
-                s,
-                RegisterInput::Read { key: None },
-                RegisterOutput::Read(value),
-            ),
+            0 => op(k, s, RegisterInput::Read { key: None }, RegisterOutput::Read(value)),
             1 => {
                 value = Some(s.arg);
                 op(
@@ -164,12 +151,7 @@ fn queue_history(steps: &[Step]) -> Ops<Queue> {
             } else {
                 let item = format!("i{k}");
                 items.push_back(item.clone());
-                op(
-                    k,
-                    s,
-                    QueueInput::Enqueue { queue: q, item },
-                    QueueOutput::Enqueued,
-                )
+                op(k, s, QueueInput::Enqueue { queue: q, item }, QueueOutput::Enqueued)
             }
         })
         .collect()
@@ -188,19 +170,13 @@ fn mutex_history(steps: &[Step]) -> Ops<Mutex> {
                 out.push(op(
                     k,
                     s,
-                    MutexInput::Acquire {
-                        lock,
-                        client: s.client,
-                    },
+                    MutexInput::Acquire { lock, client: s.client },
                     MutexOutput::Acquired(Some(token)),
                 ));
             }
             Some(c) => {
                 owner = None;
-                let s = Step {
-                    client: c,
-                    ..s.clone()
-                };
+                let s = Step { client: c, ..s.clone() };
                 out.push(op(
                     k,
                     &s,
@@ -223,11 +199,7 @@ fn move_response_earlier<I, O>(ops: &mut [LinOp<I, O>], at: usize) {
 }
 
 /// The first operation, from position `at` on (wrapping), whose output matches.
-fn first_from<I, O>(
-    ops: &[LinOp<I, O>],
-    at: usize,
-    pred: impl Fn(&Option<O>) -> bool,
-) -> Option<usize> {
+fn first_from<I, O>(ops: &[LinOp<I, O>], at: usize, pred: impl Fn(&Option<O>) -> bool) -> Option<usize> {
     (0..ops.len())
         .map(|j| (j + at) % ops.len())
         .find(|&j| pred(&ops[j].output))
@@ -247,8 +219,7 @@ fn mutate_register(ops: &mut Ops<Register>, mutation: u8, at: usize) {
         0 => {
             // flip a read value
             if let Some(Some(RegisterOutput::Read(o))) =
-                first_from(ops, at, |o| matches!(o, Some(RegisterOutput::Read(_))))
-                    .map(|j| &mut ops[j].output)
+                first_from(ops, at, |o| matches!(o, Some(RegisterOutput::Read(_)))).map(|j| &mut ops[j].output)
             {
                 *o = match *o {
                     None => Some(0),
@@ -267,8 +238,7 @@ fn mutate_queue(ops: &mut Ops<Queue>, mutation: u8, at: usize) {
         0 => {
             // a dequeue sees another item (or none)
             if let Some(Some(QueueOutput::Dequeued(o))) =
-                first_from(ops, at, |o| matches!(o, Some(QueueOutput::Dequeued(_))))
-                    .map(|j| &mut ops[j].output)
+                first_from(ops, at, |o| matches!(o, Some(QueueOutput::Dequeued(_)))).map(|j| &mut ops[j].output)
             {
                 *o = match o.take() {
                     None => Some("i0".to_string()),
@@ -288,10 +258,8 @@ fn mutate_mutex(ops: &mut Ops<Mutex>, mutation: u8, at: usize) {
         0 => drop_op(ops, at, |i| matches!(i, MutexInput::Release { .. })),
         // a token reused
         1 => {
-            if let Some(Some(MutexOutput::Acquired(Some(t)))) = first_from(ops, at, |o| {
-                matches!(o, Some(MutexOutput::Acquired(Some(_))))
-            })
-            .map(|j| &mut ops[j].output)
+            if let Some(Some(MutexOutput::Acquired(Some(t)))) =
+                first_from(ops, at, |o| matches!(o, Some(MutexOutput::Acquired(Some(_))))).map(|j| &mut ops[j].output)
             {
                 *t = 1;
             }
@@ -403,10 +371,7 @@ fn mutations_often_refute() {
         let mut x = mutex_history(&s);
         mutate_mutex(&mut x, m, at);
         for (k, (e, b)) in [
-            (
-                engine(&Register::cas(), &r),
-                brute_force(&Register::cas(), &r),
-            ),
+            (engine(&Register::cas(), &r), brute_force(&Register::cas(), &r)),
             (engine(&Queue, &q), brute_force(&Queue, &q)),
             (engine(&Mutex, &x), brute_force(&Mutex, &x)),
         ]

@@ -139,13 +139,7 @@ fn sorted(mut children: Vec<String>) -> Vec<String> {
 /// Runs `steps` with `clients` (step `client` fields index into it) under
 /// the existing node `root`, and records the trace. `sleep` is the only
 /// source of waiting.
-pub async fn run_sequence<C, S, F>(
-    clients: &[C],
-    root: &str,
-    steps: &[Step],
-    sleep: S,
-    options: &ExecOptions,
-) -> Trace
+pub async fn run_sequence<C, S, F>(clients: &[C], root: &str, steps: &[Step], sleep: S, options: &ExecOptions) -> Trace
 where
     C: ZkClient,
     S: Fn(Duration) -> F,
@@ -167,9 +161,7 @@ where
                 index,
                 step: step.clone(),
                 versions: Vec::new(),
-                outcome: Outcome::Error(ZkError::InvalidArgument(format!(
-                    "no client {client_index}"
-                ))),
+                outcome: Outcome::Error(ZkError::InvalidArgument(format!("no client {client_index}"))),
             });
             continue;
         };
@@ -186,9 +178,7 @@ where
             pending.push((trace.watches.len() - 1, Box::pin(w.changed())));
         };
         let outcome = match step {
-            Step::Create {
-                path, data, mode, ..
-            } => match client.create(&absolute(root, path), data, *mode).await {
+            Step::Create { path, data, mode, .. } => match client.create(&absolute(root, path), data, *mode).await {
                 Ok((path, stat)) => Outcome::Created { path, stat },
                 Err(e) => Outcome::Error(e),
             },
@@ -201,10 +191,7 @@ where
                 }
             }
             Step::SetData {
-                path,
-                data,
-                version,
-                ..
+                path, data, version, ..
             } => {
                 let v = resolve(client, root, path, *version).await;
                 versions.push(v);
@@ -335,11 +322,7 @@ where
     trace
 }
 
-fn poll_watches(
-    pending: &mut Vec<(usize, WatchFuture)>,
-    watches: &mut [WatchRecord],
-    after: usize,
-) {
+fn poll_watches(pending: &mut Vec<(usize, WatchFuture)>, watches: &mut [WatchRecord], after: usize) {
     pending.retain_mut(|(i, fut)| match fut.now_or_never() {
         Some(event) => {
             watches[*i].event = Some(event);

@@ -45,11 +45,7 @@ pub fn normalize(trace: &Trace, options: &NormalizeOptions) -> Trace {
     zxids.retain(|z| *z > 0);
     zxids.sort_unstable();
     zxids.dedup();
-    let rank: BTreeMap<i64, i64> = zxids
-        .iter()
-        .enumerate()
-        .map(|(i, z)| (*z, i as i64 + 1))
-        .collect();
+    let rank: BTreeMap<i64, i64> = zxids.iter().enumerate().map(|(i, z)| (*z, i as i64 + 1)).collect();
     let n = Norm {
         root: &trace.root,
         sessions: &trace.sessions,
@@ -171,9 +167,7 @@ impl Norm<'_> {
                     Stat::default()
                 },
             },
-            OpResult::SetData { stat } => OpResult::SetData {
-                stat: self.stat(stat),
-            },
+            OpResult::SetData { stat } => OpResult::SetData { stat: self.stat(stat) },
             OpResult::Error(Some(e)) => OpResult::Error(Some(self.error(e))),
             other => other.clone(),
         }
@@ -199,14 +193,8 @@ impl Norm<'_> {
                 }
             }
             Outcome::SetData(stat) => Outcome::SetData(self.stat(stat)),
-            Outcome::Multi(results) => {
-                Outcome::Multi(results.iter().map(|r| self.op_result(r)).collect())
-            }
-            Outcome::MultiFailed {
-                error,
-                index,
-                results,
-            } => Outcome::MultiFailed {
+            Outcome::Multi(results) => Outcome::Multi(results.iter().map(|r| self.op_result(r)).collect()),
+            Outcome::MultiFailed { error, index, results } => Outcome::MultiFailed {
                 error: self.error(error),
                 index: *index,
                 results: results.iter().map(|r| self.op_result(r)).collect(),
@@ -268,11 +256,7 @@ impl fmt::Display for Divergence {
                 writeln!(f, "  left:  {:?}", left.outcome)?;
                 write!(f, "  right: {:?}", right.outcome)
             }
-            Divergence::Watch {
-                set_at,
-                left,
-                right,
-            } => {
+            Divergence::Watch { set_at, left, right } => {
                 writeln!(
                     f,
                     "watch set by op {set_at} (client {}, {:?} {}) diverges:",
@@ -375,10 +359,7 @@ mod tests {
                 set_at: 0,
                 kind: crate::exec::WatchKind::Exists,
                 path: format!("{root}/a"),
-                event: Some(WatchedEvent::node(
-                    EventType::NodeDeleted,
-                    format!("{root}/a"),
-                )),
+                event: Some(WatchedEvent::node(EventType::NodeDeleted, format!("{root}/a"))),
                 seen_after: Some(base as usize),
             }],
         }

@@ -41,10 +41,7 @@ impl Version {
 
     /// Whether resolving needs the node's current version.
     pub fn needs_current(self) -> bool {
-        matches!(
-            self,
-            Version::Current | Version::CurrentPlus1 | Version::CurrentMinus1
-        )
+        matches!(self, Version::Current | Version::CurrentPlus1 | Version::CurrentMinus1)
     }
 }
 
@@ -166,32 +163,16 @@ impl fmt::Display for Step {
                 data,
                 mode,
             } => write!(f, "c{client} create /{path} {data:?} {mode:?}"),
-            Step::Delete {
-                client,
-                path,
-                version,
-            } => write!(f, "c{client} delete /{path} v={version:?}"),
+            Step::Delete { client, path, version } => write!(f, "c{client} delete /{path} v={version:?}"),
             Step::SetData {
                 client,
                 path,
                 data,
                 version,
             } => write!(f, "c{client} set_data /{path} {data:?} v={version:?}"),
-            Step::Exists {
-                client,
-                path,
-                watch,
-            } => write!(f, "c{client} exists /{path}{}", w(watch)),
-            Step::GetData {
-                client,
-                path,
-                watch,
-            } => write!(f, "c{client} get_data /{path}{}", w(watch)),
-            Step::GetChildren {
-                client,
-                path,
-                watch,
-            } => write!(f, "c{client} get_children /{path}{}", w(watch)),
+            Step::Exists { client, path, watch } => write!(f, "c{client} exists /{path}{}", w(watch)),
+            Step::GetData { client, path, watch } => write!(f, "c{client} get_data /{path}{}", w(watch)),
+            Step::GetChildren { client, path, watch } => write!(f, "c{client} get_children /{path}{}", w(watch)),
             Step::Multi { client, ops } => write!(f, "c{client} multi {ops:?}"),
             Step::Sync { client, path } => write!(f, "c{client} sync /{path}"),
             Step::Close { client } => write!(f, "c{client} close"),
@@ -315,10 +296,7 @@ fn plain_mode(ttl: bool) -> BoxedStrategy<CreateMode> {
 }
 
 fn seq_mode(ttl: bool) -> BoxedStrategy<CreateMode> {
-    let mut modes = vec![
-        CreateMode::PersistentSequential,
-        CreateMode::EphemeralSequential,
-    ];
+    let mut modes = vec![CreateMode::PersistentSequential, CreateMode::EphemeralSequential];
     if ttl {
         modes.push(CreateMode::PersistentSequentialWithTtl { ttl_ms: GEN_TTL_MS });
     }
@@ -380,11 +358,7 @@ pub fn step(config: &GenConfig) -> BoxedStrategy<Step> {
         (
             8,
             (c.clone(), any_path(bad), version())
-                .prop_map(|(client, path, version)| Step::Delete {
-                    client,
-                    path,
-                    version,
-                })
+                .prop_map(|(client, path, version)| Step::Delete { client, path, version })
                 .boxed(),
         ),
         (
@@ -401,31 +375,19 @@ pub fn step(config: &GenConfig) -> BoxedStrategy<Step> {
         (
             6,
             (c.clone(), node_path(), any::<bool>())
-                .prop_map(|(client, path, watch)| Step::Exists {
-                    client,
-                    path,
-                    watch,
-                })
+                .prop_map(|(client, path, watch)| Step::Exists { client, path, watch })
                 .boxed(),
         ),
         (
             6,
             (c.clone(), node_path(), any::<bool>())
-                .prop_map(|(client, path, watch)| Step::GetData {
-                    client,
-                    path,
-                    watch,
-                })
+                .prop_map(|(client, path, watch)| Step::GetData { client, path, watch })
                 .boxed(),
         ),
         (
             6,
             (c.clone(), node_path(), any::<bool>())
-                .prop_map(|(client, path, watch)| Step::GetChildren {
-                    client,
-                    path,
-                    watch,
-                })
+                .prop_map(|(client, path, watch)| Step::GetChildren { client, path, watch })
                 .boxed(),
         ),
         (
@@ -466,10 +428,7 @@ pub fn sequence(config: &GenConfig) -> impl Strategy<Value = Vec<Step>> {
             }),
         1..=3,
     );
-    let body = prop::collection::vec(
-        step(config),
-        config.min_len..=config.max_len.max(config.min_len),
-    );
+    let body = prop::collection::vec(step(config), config.min_len..=config.max_len.max(config.min_len));
     (setup, body).prop_map(|(mut steps, body)| {
         steps.extend(body);
         steps
@@ -508,21 +467,14 @@ mod tests {
         let mut runner = TestRunner::deterministic();
         let mut seen = std::collections::BTreeSet::new();
         for _ in 0..200 {
-            let seq = strategy
-                .new_tree(&mut runner)
-                .expect("strategy generates")
-                .current();
+            let seq = strategy.new_tree(&mut runner).expect("strategy generates").current();
             assert!(seq.len() > config.min_len && seq.len() <= config.max_len + 3);
             for s in &seq {
                 assert!(s.client() < config.clients);
                 let kind = match s {
                     Step::Create { mode, .. } => format!("create {mode:?}"),
                     Step::Multi { ops, .. } if ops.len() > 2 => "multi3+".to_string(),
-                    other => format!("{other}")
-                        .split_whitespace()
-                        .nth(1)
-                        .unwrap_or("")
-                        .to_string(),
+                    other => format!("{other}").split_whitespace().nth(1).unwrap_or("").to_string(),
                 };
                 seen.insert(kind);
             }

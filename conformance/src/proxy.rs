@@ -159,8 +159,7 @@ impl FaultProxy {
 
     /// Closes every open connection now (the clients see EOF).
     pub fn close_all(&self) {
-        let conns =
-            std::mem::take(&mut *self.shared.conns.lock().unwrap_or_else(|p| p.into_inner()));
+        let conns = std::mem::take(&mut *self.shared.conns.lock().unwrap_or_else(|p| p.into_inner()));
         for c in conns {
             for p in c.pumps {
                 p.abort();
@@ -216,13 +215,7 @@ async fn accept_loop(listener: TcpListener, upstream: SocketAddr, shared: Arc<Sh
             Arc::clone(&shared),
             Arc::clone(&tainted),
         ));
-        let down = tokio::spawn(pump(
-            sr,
-            cw,
-            Direction::ServerToClient,
-            Arc::clone(&shared),
-            tainted,
-        ));
+        let down = tokio::spawn(pump(sr, cw, Direction::ServerToClient, Arc::clone(&shared), tainted));
         let mut conns = shared.conns.lock().unwrap_or_else(|p| p.into_inner());
         conns.retain(|c| !c.pumps.iter().all(|p| p.is_finished()));
         conns.push(Conn {

@@ -13,19 +13,11 @@ use crate::ops::Step;
 /// any earlier process on the same server) uses: `/t-<pid>-<n>`.
 pub fn fresh_root() -> String {
     static N: AtomicU64 = AtomicU64::new(0);
-    format!(
-        "/t-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    )
+    format!("/t-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
 }
 
 /// Connects `n` clients with `timeout` as the requested session timeout.
-pub async fn connect_clients(
-    connect: &str,
-    n: usize,
-    session_timeout: Duration,
-) -> Result<Vec<RealClient>, ZkError> {
+pub async fn connect_clients(connect: &str, n: usize, session_timeout: Duration) -> Result<Vec<RealClient>, ZkError> {
     let options = RealOptions {
         session_timeout,
         ..RealOptions::default()

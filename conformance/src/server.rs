@@ -125,9 +125,7 @@ impl Drop for TempDir {
 /// A loopback TCP port that was free a moment ago.
 pub fn free_port() -> Result<u16, ServerError> {
     let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(io("binding a probe port"))?;
-    l.local_addr()
-        .map(|a| a.port())
-        .map_err(io("reading a probe port"))
+    l.local_addr().map(|a| a.port()).map_err(io("reading a probe port"))
 }
 
 /// Sends a four-letter word to 127.0.0.1:`port`; the answer, or `None`.
@@ -167,8 +165,7 @@ impl Member {
         if self.child.is_some() {
             return Ok(());
         }
-        let log =
-            fs::File::create(&self.log).map_err(io(format!("creating {}", self.log.display())))?;
+        let log = fs::File::create(&self.log).map_err(io(format!("creating {}", self.log.display())))?;
         let log2 = log.try_clone().map_err(io("cloning the log handle"))?;
         let child = Command::new("java")
             .arg("-Xmx256m")
@@ -322,21 +319,13 @@ impl RealEnsemble {
         // port is handed out twice.
         let mut probes = Vec::new();
         for _ in 0..9 {
-            let l =
-                TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(io("binding a probe port"))?;
+            let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(io("binding a probe port"))?;
             ports.push(l.local_addr().map_err(io("reading a probe port"))?.port());
             probes.push(l);
         }
         drop(probes);
         let servers: String = (0..3)
-            .map(|i| {
-                format!(
-                    "server.{}=127.0.0.1:{}:{}\n",
-                    i + 1,
-                    ports[3 + i],
-                    ports[6 + i]
-                )
-            })
+            .map(|i| format!("server.{}=127.0.0.1:{}:{}\n", i + 1, ports[3 + i], ports[6 + i]))
             .collect();
         let mut members = Vec::new();
         for (i, &client_port) in ports.iter().take(3).enumerate() {
@@ -398,9 +387,9 @@ impl RealEnsemble {
 
     /// The index of the running member that says `Mode: leader`.
     pub fn leader(&self) -> Option<usize> {
-        self.members.iter().position(|m| {
-            m.child.is_some() && server_mode(m.client_port).as_deref() == Some("leader")
-        })
+        self.members
+            .iter()
+            .position(|m| m.child.is_some() && server_mode(m.client_port).as_deref() == Some("leader"))
     }
 
     /// Waits (bounded) until some member is the leader; its index.

@@ -20,13 +20,12 @@ use std::time::{Duration, Instant};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use zkdst_conformance::real::{connect_clients, fresh_root, run_real};
 use zkdst_conformance::{
-    compare, run_sequence, sequence, Divergence, ExecOptions, FaultMode, FaultProxy, GenConfig,
-    Outcome, RealEnsemble, RealServer, ServerOptions, Step,
+    compare, run_sequence, sequence, Divergence, ExecOptions, FaultMode, FaultProxy, GenConfig, Outcome, RealEnsemble,
+    RealServer, ServerOptions, Step,
 };
 use zkdst_recipes::real::{RealClient, RealOptions};
 use zkdst_recipes::zk::{
-    AddWatchMode, CreateMode, EventType, Op, OpResult, SessionState, StateWatch, ZkClient, ZkError,
-    ANY_VERSION,
+    AddWatchMode, CreateMode, EventType, Op, OpResult, SessionState, StateWatch, ZkClient, ZkError, ANY_VERSION,
 };
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -155,16 +154,8 @@ fn differential_self_consistency() {
         let (a, b) = rt.block_on(async {
             let limit = Duration::from_secs(60);
             let (root_a, root_b) = (fresh_root(), fresh_root());
-            let a = tokio::time::timeout(
-                limit,
-                run_real(&connect, &root_a, gen.clients, &steps, &exec),
-            )
-            .await;
-            let b = tokio::time::timeout(
-                limit,
-                run_real(&connect, &root_b, gen.clients, &steps, &exec),
-            )
-            .await;
+            let a = tokio::time::timeout(limit, run_real(&connect, &root_a, gen.clients, &steps, &exec)).await;
+            let b = tokio::time::timeout(limit, run_real(&connect, &root_b, gen.clients, &steps, &exec)).await;
             (a, b)
         });
         let a = a
@@ -187,8 +178,7 @@ fn differential_self_consistency() {
             }
             *tally.borrow_mut().entry(kind).or_default() += 1;
         }
-        watches_fired
-            .set(watches_fired.get() + a.watches.iter().filter(|w| w.event.is_some()).count());
+        watches_fired.set(watches_fired.get() + a.watches.iter().filter(|w| w.event.is_some()).count());
         compare(&a, &b).map_err(|d| {
             let steps: Vec<String> = steps.iter().map(|s| s.to_string()).collect();
             TestCaseError::fail(format!("{d}\nsequence:\n  {}", steps.join("\n  ")))
@@ -241,10 +231,7 @@ fn differential_detects_a_difference() {
         let admin = connect_clients(&connect, 1, Duration::from_secs(4))
             .await
             .expect("admin");
-        admin[0]
-            .create(&root, b"", CreateMode::Persistent)
-            .await
-            .expect("root");
+        admin[0].create(&root, b"", CreateMode::Persistent).await.expect("root");
         admin[0]
             .create(&format!("{root}/extra"), b"", CreateMode::Persistent)
             .await
@@ -300,10 +287,7 @@ fn connection_loss_after_apply() {
         let zk = connect(&proxy.connect_string(), 2000).await;
         let session = zk.session_id();
         let root = fresh_root();
-        direct
-            .create(&root, b"", CreateMode::Persistent)
-            .await
-            .expect("root");
+        direct.create(&root, b"", CreateMode::Persistent).await.expect("root");
         let p = |rel: &str| format!("{root}/{rel}");
         direct
             .create(&p("victim"), b"", CreateMode::Persistent)
@@ -313,10 +297,7 @@ fn connection_loss_after_apply() {
             .create(&p("counter"), b"0", CreateMode::Persistent)
             .await
             .expect("counter");
-        direct
-            .create(&p("q"), b"", CreateMode::Persistent)
-            .await
-            .expect("q");
+        direct.create(&p("q"), b"", CreateMode::Persistent).await.expect("q");
         let mut states = zk.state_watch();
 
         // Lose the responses of one write of each kind; heal after each.
@@ -326,10 +307,7 @@ fn connection_loss_after_apply() {
             let dropped_before = proxy.stats().dropped_to_client;
             let started = Instant::now();
             let result = match write {
-                0 => zk
-                    .create(&p("ambig"), b"", CreateMode::Persistent)
-                    .await
-                    .map(|_| ()),
+                0 => zk.create(&p("ambig"), b"", CreateMode::Persistent).await.map(|_| ()),
                 1 => zk
                     .create(&p("q/item-"), b"", CreateMode::PersistentSequential)
                     .await
@@ -344,12 +322,7 @@ fn connection_loss_after_apply() {
                 "no response was dropped"
             );
             proxy.set_mode(FaultMode::Pass);
-            let seen = wait_state(
-                &mut states,
-                SessionState::SyncConnected,
-                Duration::from_secs(10),
-            )
-            .await;
+            let seen = wait_state(&mut states, SessionState::SyncConnected, Duration::from_secs(10)).await;
             assert_eq!(
                 seen,
                 vec![
@@ -367,11 +340,7 @@ fn connection_loss_after_apply() {
             "ConnectionLoss after {lost:?} (session timeout {:?})",
             zk.session_timeout()
         );
-        assert_eq!(
-            zk.session_id(),
-            session,
-            "reconnected with the same session"
-        );
+        assert_eq!(zk.session_id(), session, "reconnected with the same session");
 
         // All four were applied.
         assert!(direct.exists(&p("ambig")).await.expect("exists").is_some());
@@ -383,9 +352,7 @@ fn connection_loss_after_apply() {
 
         // The naive retries.
         assert_eq!(
-            zk.create(&p("ambig"), b"", CreateMode::Persistent)
-                .await
-                .map(|_| ()),
+            zk.create(&p("ambig"), b"", CreateMode::Persistent).await.map(|_| ()),
             Err(ZkError::NodeExists)
         );
         let (dup, _) = zk
@@ -393,14 +360,8 @@ fn connection_loss_after_apply() {
             .await
             .expect("retried sequential create");
         assert_eq!(dup, p("q/item-0000000001"), "a duplicate item");
-        assert_eq!(
-            zk.delete(&p("victim"), ANY_VERSION).await,
-            Err(ZkError::NoNode)
-        );
-        assert_eq!(
-            zk.set_data(&p("counter"), b"1", 0).await,
-            Err(ZkError::BadVersion)
-        );
+        assert_eq!(zk.delete(&p("victim"), ANY_VERSION).await, Err(ZkError::NoNode));
+        assert_eq!(zk.set_data(&p("counter"), b"1", 0).await, Err(ZkError::BadVersion));
         zk.close().await;
         direct.close().await;
     });
@@ -418,21 +379,11 @@ fn silenced_client_expires() {
         let observer = connect(&server.connect_string(), 4000).await;
         let zk = connect(&proxy.connect_string(), 2000).await;
         let t = zk.session_timeout();
-        assert_eq!(
-            t,
-            Duration::from_millis(2000),
-            "negotiated within [2, 20] ticks"
-        );
+        assert_eq!(t, Duration::from_millis(2000), "negotiated within [2, 20] ticks");
         let root = fresh_root();
-        observer
-            .create(&root, b"", CreateMode::Persistent)
-            .await
-            .expect("root");
+        observer.create(&root, b"", CreateMode::Persistent).await.expect("root");
         let eph = format!("{root}/eph");
-        let (_, stat) = zk
-            .create(&eph, b"", CreateMode::Ephemeral)
-            .await
-            .expect("ephemeral");
+        let (_, stat) = zk.create(&eph, b"", CreateMode::Ephemeral).await.expect("ephemeral");
         assert_eq!(stat.ephemeral_owner, zk.session_id());
         let (_, gone) = observer.exists_watch(&eph).await.expect("watch");
         let (_, _, own_watch) = zk.get_data_watch(&eph).await.expect("own watch");
@@ -454,8 +405,7 @@ fn silenced_client_expires() {
         let seen = wait_state(&mut states, SessionState::Expired, Duration::from_secs(1)).await;
         let before_heal = silenced.elapsed();
         proxy.set_mode(FaultMode::Pass);
-        let seen_after =
-            wait_state(&mut states, SessionState::Expired, Duration::from_secs(15)).await;
+        let seen_after = wait_state(&mut states, SessionState::Expired, Duration::from_secs(15)).await;
         let client_expiry = silenced.elapsed();
         eprintln!(
             "silenced: server expired the session after {server_expiry:?}; client states by \
@@ -469,10 +419,7 @@ fn silenced_client_expires() {
             .expect("the one-shot watch hears of the expiry");
         assert_eq!(own.event_type, EventType::None);
         assert_eq!(own.state, SessionState::Expired);
-        assert!(
-            proxy.stats().dropped_to_server > 0,
-            "the proxy dropped the pings"
-        );
+        assert!(proxy.stats().dropped_to_server > 0, "the proxy dropped the pings");
         observer.close().await;
     });
 }
@@ -487,20 +434,14 @@ fn proxy_close_all_reconnects_same_session() {
         let proxy = FaultProxy::start(server.addr()).await.expect("proxy");
         let zk = connect(&proxy.connect_string(), 2000).await;
         let root = fresh_root();
-        zk.create(&root, b"", CreateMode::Persistent)
-            .await
-            .expect("root");
+        zk.create(&root, b"", CreateMode::Persistent).await.expect("root");
         let eph = format!("{root}/e");
-        zk.create(&eph, b"", CreateMode::Ephemeral)
-            .await
-            .expect("eph");
+        zk.create(&eph, b"", CreateMode::Ephemeral).await.expect("eph");
         let session = zk.session_id();
         let mut states = zk.state_watch();
         let accepted = proxy.stats().accepted;
         proxy.close_all();
-        wait_usable(&zk, Duration::from_secs(10))
-            .await
-            .expect("usable again");
+        wait_usable(&zk, Duration::from_secs(10)).await.expect("usable again");
         // Disconnected then SyncConnected, unless the two coalesced.
         let mut seen = vec![states.state()];
         while let Ok(s) = tokio::time::timeout(Duration::from_millis(50), states.changed()).await {
@@ -508,10 +449,7 @@ fn proxy_close_all_reconnects_same_session() {
         }
         eprintln!("close_all: states {seen:?}");
         assert_eq!(seen.last(), Some(&SessionState::SyncConnected), "{seen:?}");
-        assert!(
-            proxy.stats().accepted > accepted,
-            "reconnected through the proxy"
-        );
+        assert!(proxy.stats().accepted > accepted, "reconnected through the proxy");
         assert_eq!(zk.session_id(), session);
         assert!(zk.exists(&eph).await.expect("exists").is_some());
         zk.close().await;
@@ -537,31 +475,22 @@ fn leader_failover_keeps_sessions() {
     run(Duration::from_secs(120), async {
         let root = fresh_root();
         let admin = connect(&connect_string, 8000).await;
-        admin
-            .create(&root, b"", CreateMode::Persistent)
-            .await
-            .expect("root");
+        admin.create(&root, b"", CreateMode::Persistent).await.expect("root");
         for (i, member) in clients.iter().enumerate() {
             // Each client starts on its own member, and may fail over to any.
             let list = format!("{member},{connect_string}");
             let zk = connect(&list, 8000).await;
             let eph = format!("{root}/eph-{i}");
-            zk.create(&eph, b"", CreateMode::Ephemeral)
-                .await
-                .expect("ephemeral");
+            zk.create(&eph, b"", CreateMode::Ephemeral).await.expect("ephemeral");
             let states = zk.state_watch();
             rt_clients.push((zk, eph, states));
         }
-        let sessions: Vec<i64> = rt_clients
-            .iter()
-            .map(|(zk, _, _)| zk.session_id())
-            .collect();
+        let sessions: Vec<i64> = rt_clients.iter().map(|(zk, _, _)| zk.session_id()).collect();
 
         let killed = Instant::now();
         ensemble.kill(leader);
         let new_leader =
-            tokio::task::block_in_place(|| ensemble.wait_for_leader(Duration::from_secs(30)))
-                .expect("a new leader");
+            tokio::task::block_in_place(|| ensemble.wait_for_leader(Duration::from_secs(30))).expect("a new leader");
         let elected = killed.elapsed();
         assert_ne!(new_leader, leader);
 
@@ -579,9 +508,7 @@ fn leader_failover_keeps_sessions() {
                 }
             }
             let mut seen = vec![states.state()];
-            while let Ok(s) =
-                tokio::time::timeout(Duration::from_millis(10), states.changed()).await
-            {
+            while let Ok(s) = tokio::time::timeout(Duration::from_millis(10), states.changed()).await {
                 seen.push(s);
             }
             eprintln!(
@@ -590,16 +517,10 @@ fn leader_failover_keeps_sessions() {
             );
             assert_eq!(zk.session_id(), sessions[i], "client {i} kept its session");
             assert!(zk.state().is_connected(), "client {i}: {:?}", zk.state());
-            let stat = zk
-                .exists(eph)
-                .await
-                .expect("exists")
-                .expect("ephemeral survived");
+            let stat = zk.exists(eph).await.expect("exists").expect("ephemeral survived");
             assert_eq!(stat.ephemeral_owner, sessions[i]);
         }
-        eprintln!(
-            "failover: leader {leader} killed, member {new_leader} elected after {elected:?}"
-        );
+        eprintln!("failover: leader {leader} killed, member {new_leader} elected after {elected:?}");
         for (zk, _, _) in &rt_clients {
             zk.close().await;
         }
@@ -620,11 +541,7 @@ fn semantics_point_checks() {
 
         // §1.1: on a fresh server `/` reports cversion -1 and `/zookeeper` -2.
         let root_stat = zk.exists("/").await.expect("/").expect("/ exists");
-        let zk_stat = zk
-            .exists("/zookeeper")
-            .await
-            .expect("/zookeeper")
-            .expect("exists");
+        let zk_stat = zk.exists("/zookeeper").await.expect("/zookeeper").expect("exists");
         eprintln!("fresh server: / {root_stat:?}\n/zookeeper {zk_stat:?}");
         assert_eq!(root_stat.cversion, -1);
         assert_eq!(zk_stat.cversion, -2);
@@ -632,29 +549,19 @@ fn semantics_point_checks() {
         children.sort();
         assert_eq!(children, vec!["config".to_string(), "quota".to_string()]);
         assert_eq!(
-            zk.create("/zookeeper", b"", CreateMode::Persistent)
-                .await
-                .map(|_| ()),
+            zk.create("/zookeeper", b"", CreateMode::Persistent).await.map(|_| ()),
             Err(ZkError::NodeExists)
         );
-        assert_eq!(
-            zk.delete("/zookeeper", ANY_VERSION).await,
-            Err(ZkError::BadArguments)
-        );
+        assert_eq!(zk.delete("/zookeeper", ANY_VERSION).await, Err(ZkError::BadArguments));
 
         let root = fresh_root();
-        zk.create(&root, b"", CreateMode::Persistent)
-            .await
-            .expect("root");
+        zk.create(&root, b"", CreateMode::Persistent).await.expect("root");
         let p = |rel: &str| format!("{root}/{rel}");
 
         // §1.1 paths: validated before sending, by the same rules.
         for bad in ["/a/./b", "/a/..", "/a/.", "//", "/a/"] {
             assert!(
-                matches!(
-                    zk.delete(bad, ANY_VERSION).await,
-                    Err(ZkError::InvalidPath(_))
-                ),
+                matches!(zk.delete(bad, ANY_VERSION).await, Err(ZkError::InvalidPath(_))),
                 "{bad}"
             );
         }
@@ -669,9 +576,7 @@ fn semantics_point_checks() {
         eprintln!("delete / -> {root_delete:?}");
         assert!(matches!(root_delete, Err(ZkError::InvalidArgument(_))));
         // `/p/` is a legal sequential prefix.
-        zk.create(&p("p"), b"", CreateMode::Persistent)
-            .await
-            .expect("p");
+        zk.create(&p("p"), b"", CreateMode::Persistent).await.expect("p");
         let (name, _) = zk
             .create(&p("p/"), b"", CreateMode::PersistentSequential)
             .await
@@ -680,9 +585,7 @@ fn semantics_point_checks() {
 
         // §1 item 1 / §1.3: the sequence counter counts creates, cversion is
         // creates + deletes.
-        zk.create(&p("s"), b"", CreateMode::Persistent)
-            .await
-            .expect("s");
+        zk.create(&p("s"), b"", CreateMode::Persistent).await.expect("s");
         let s0 = zk
             .create(&p("s/s-"), b"", CreateMode::PersistentSequential)
             .await
@@ -706,32 +609,18 @@ fn semantics_point_checks() {
             .create(&p("s/other-"), b"", CreateMode::PersistentSequential)
             .await
             .expect("other");
-        assert_eq!(
-            other_prefix,
-            p("s/other-0000000004"),
-            "the counter is per parent"
-        );
+        assert_eq!(other_prefix, p("s/other-0000000004"), "the counter is per parent");
 
         // §1.5: -2 is no wildcard; a wrong version on a non-empty node is
         // BadVersion (checked before NotEmpty).
-        assert_eq!(
-            zk.set_data(&p("s"), b"", -2).await,
-            Err(ZkError::BadVersion)
-        );
+        assert_eq!(zk.set_data(&p("s"), b"", -2).await, Err(ZkError::BadVersion));
         assert_eq!(zk.delete(&p("s"), 5).await, Err(ZkError::BadVersion));
-        assert_eq!(
-            zk.delete(&p("s"), ANY_VERSION).await,
-            Err(ZkError::NotEmpty)
-        );
+        assert_eq!(zk.delete(&p("s"), ANY_VERSION).await, Err(ZkError::NotEmpty));
 
         // §1.2: ephemerals cannot have children (sequential ones neither).
-        zk.create(&p("e"), b"", CreateMode::Ephemeral)
-            .await
-            .expect("e");
+        zk.create(&p("e"), b"", CreateMode::Ephemeral).await.expect("e");
         assert_eq!(
-            zk.create(&p("e/x"), b"", CreateMode::Persistent)
-                .await
-                .map(|_| ()),
+            zk.create(&p("e/x"), b"", CreateMode::Persistent).await.map(|_| ()),
             Err(ZkError::NoChildrenForEphemerals)
         );
         assert_eq!(
@@ -741,17 +630,10 @@ fn semantics_point_checks() {
             Err(ZkError::NoChildrenForEphemerals)
         );
         // Container and TTL nodes show ephemeralOwner 0.
-        let (_, c) = zk
-            .create(&p("c"), b"", CreateMode::Container)
-            .await
-            .expect("container");
+        let (_, c) = zk.create(&p("c"), b"", CreateMode::Container).await.expect("container");
         assert_eq!(c.ephemeral_owner, 0);
         let (_, t) = zk
-            .create(
-                &p("t"),
-                b"",
-                CreateMode::PersistentWithTtl { ttl_ms: 60_000 },
-            )
+            .create(&p("t"), b"", CreateMode::PersistentWithTtl { ttl_ms: 60_000 })
             .await
             .expect("ttl (server runs with extended types)");
         assert_eq!(t.ephemeral_owner, 0);
@@ -783,10 +665,7 @@ fn semantics_point_checks() {
             ])
             .await
             .expect_err("NodeExists in the middle");
-        assert_eq!(
-            (failed.error.clone(), failed.index),
-            (ZkError::NodeExists, 1)
-        );
+        assert_eq!((failed.error.clone(), failed.index), (ZkError::NodeExists, 1));
         assert_eq!(
             failed.results,
             vec![
@@ -826,10 +705,7 @@ fn semantics_point_checks() {
         // 3.8.0 answers creates inside a multi without a Stat.
         if let OpResult::Create { stat, .. } = &ok[0] {
             eprintln!("multi create Stat on this server: {stat:?}");
-            assert_eq!(
-                stat.czxid, -1,
-                "3.8.0 reports no Stat for a create in a multi"
-            );
+            assert_eq!(stat.czxid, -1, "3.8.0 reports no Stat for a create in a multi");
         }
         let a = zk.exists(&p("m2/a")).await.expect("m2/a").expect("exists");
         let m2 = zk.exists(&p("m2")).await.expect("m2").expect("exists");
@@ -842,9 +718,7 @@ fn semantics_point_checks() {
             Some(ZkError::NoNode)
         );
         let (_, created) = other.exists_watch(&p("w")).await.expect("exists watch");
-        zk.create(&p("w"), b"", CreateMode::Persistent)
-            .await
-            .expect("w");
+        zk.create(&p("w"), b"", CreateMode::Persistent).await.expect("w");
         let e = tokio::time::timeout(Duration::from_secs(5), created.changed())
             .await
             .expect("event");
@@ -853,16 +727,9 @@ fn semantics_point_checks() {
             (EventType::NodeCreated, Some(p("w").as_str()))
         );
         // A child's data change does not fire the parent's child watch.
-        zk.create(&p("w/c"), b"", CreateMode::Persistent)
-            .await
-            .expect("w/c");
-        let (_, _, children) = other
-            .get_children_watch(&p("w"))
-            .await
-            .expect("child watch");
-        zk.set_data(&p("w/c"), b"x", ANY_VERSION)
-            .await
-            .expect("set");
+        zk.create(&p("w/c"), b"", CreateMode::Persistent).await.expect("w/c");
+        let (_, _, children) = other.get_children_watch(&p("w")).await.expect("child watch");
+        zk.set_data(&p("w/c"), b"x", ANY_VERSION).await.expect("set");
         zk.delete(&p("w/c"), ANY_VERSION).await.expect("delete w/c");
         let e = tokio::time::timeout(Duration::from_secs(5), children.changed())
             .await
@@ -872,17 +739,12 @@ fn semantics_point_checks() {
         // ZOOKEEPER-4466 as seen through zookeeper-client: a one-shot child
         // watch and a persistent-recursive watch by one session on one path —
         // the child watch never fires.
-        let (_, _, swallowed) = other
-            .get_children_watch(&p("w"))
-            .await
-            .expect("child watch");
+        let (_, _, swallowed) = other.get_children_watch(&p("w")).await.expect("child watch");
         let _recursive = other
             .add_watch(&p("w"), AddWatchMode::PersistentRecursive)
             .await
             .expect("add");
-        zk.create(&p("w/d"), b"", CreateMode::Persistent)
-            .await
-            .expect("w/d");
+        zk.create(&p("w/d"), b"", CreateMode::Persistent).await.expect("w/d");
         let e = tokio::time::timeout(Duration::from_secs(2), swallowed.changed()).await;
         eprintln!("child watch under a recursive watch on the same path: {e:?}");
         assert!(e.is_err(), "the child watch fired after all: {e:?}");

@@ -12,9 +12,7 @@ use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use zkdst_recipes::real::{RealClient, RealOptions};
-use zkdst_recipes::zk::{
-    AddWatchMode, CreateMode, EventType, Op, OpResult, ZkClient, ZkError, ANY_VERSION,
-};
+use zkdst_recipes::zk::{AddWatchMode, CreateMode, EventType, Op, OpResult, ZkClient, ZkError, ANY_VERSION};
 
 fn check(ok: bool, what: &str, failures: &mut u32) {
     println!("{} {what}", if ok { "ok  " } else { "FAIL" });
@@ -83,17 +81,9 @@ async fn run(connect: &str) -> Result<u32, ZkError> {
         &mut failures,
     );
     let (data, _) = zk.get_data(&root).await?;
-    check(
-        data == b"root",
-        "get_data reads the data back",
-        &mut failures,
-    );
+    check(data == b"root", "get_data reads the data back", &mut failures);
     let stat = zk.set_data(&root, b"v1", 0).await?;
-    check(
-        stat.version == 1,
-        "set_data with the right version",
-        &mut failures,
-    );
+    check(stat.version == 1, "set_data with the right version", &mut failures);
     let bad = zk.set_data(&root, b"v2", 0).await;
     check(
         bad == Err(ZkError::BadVersion),
@@ -101,11 +91,7 @@ async fn run(connect: &str) -> Result<u32, ZkError> {
         &mut failures,
     );
     let bad = zk.set_data(&root, b"v2", -2).await;
-    check(
-        bad == Err(ZkError::BadVersion),
-        "-2 is not a wildcard",
-        &mut failures,
-    );
+    check(bad == Err(ZkError::BadVersion), "-2 is not a wildcard", &mut failures);
     let invalid = zk.get_data(&format!("{root}/./x")).await;
     check(
         matches!(invalid, Err(ZkError::InvalidPath(_))),
@@ -126,9 +112,7 @@ async fn run(connect: &str) -> Result<u32, ZkError> {
         "sequence suffixes",
         &mut failures,
     );
-    let (_, eph) = zk
-        .create(&format!("{root}/e"), b"", CreateMode::Ephemeral)
-        .await?;
+    let (_, eph) = zk.create(&format!("{root}/e"), b"", CreateMode::Ephemeral).await?;
     check(
         eph.ephemeral_owner == zk.session_id(),
         "ephemeral owner is the session",
@@ -140,9 +124,7 @@ async fn run(connect: &str) -> Result<u32, ZkError> {
     let (_, _, child_watch) = other.get_children_watch(&root).await?;
     // On the writer's session: on 3.8 a recursive watch on the path where the same
     // session has a one-shot child watch swallows that child watch (ZOOKEEPER-4466).
-    let mut persistent = zk
-        .add_watch(&root, AddWatchMode::PersistentRecursive)
-        .await?;
+    let mut persistent = zk.add_watch(&root, AddWatchMode::PersistentRecursive).await?;
     zk.set_data(&root, b"v2", ANY_VERSION).await?;
     let event = tokio::time::timeout(Duration::from_secs(5), watch.changed()).await;
     println!("data watch: {event:?}");
@@ -179,11 +161,7 @@ async fn run(connect: &str) -> Result<u32, ZkError> {
         ])
         .await;
     println!("multi: {ok:?}");
-    check(
-        matches!(&ok, Ok(r) if r.len() == 3),
-        "multi succeeds",
-        &mut failures,
-    );
+    check(matches!(&ok, Ok(r) if r.len() == 3), "multi succeeds", &mut failures);
     let failed = zk
         .multi(vec![
             Op::Create {
@@ -241,9 +219,7 @@ async fn run(connect: &str) -> Result<u32, ZkError> {
     );
     let (children, _) = other.get_children(&root).await?;
     for child in children {
-        other
-            .delete(&format!("{root}/{child}"), ANY_VERSION)
-            .await?;
+        other.delete(&format!("{root}/{child}"), ANY_VERSION).await?;
     }
     other.delete(&root, ANY_VERSION).await?;
     other.close().await;

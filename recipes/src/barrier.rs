@@ -41,10 +41,7 @@ pub struct Barrier<C, R> {
 
 impl<C: ZkClient, R: Runtime> Barrier<C, R> {
     pub fn new(ctx: Ctx<C, R>, path: impl Into<String>) -> Self {
-        Barrier {
-            ctx,
-            path: path.into(),
-        }
+        Barrier { ctx, path: path.into() }
     }
 
     /// Puts the barrier up (idempotent).
@@ -52,11 +49,7 @@ impl<C: ZkClient, R: Runtime> Barrier<C, R> {
         let ctx = &self.ctx;
         create_all(ctx, parent(&self.path)).await?;
         ctx.retry(|| async {
-            match ctx
-                .client()
-                .create(&self.path, &[], CreateMode::Persistent)
-                .await
-            {
+            match ctx.client().create(&self.path, &[], CreateMode::Persistent).await {
                 Ok(_) | Err(ZkError::NodeExists) => Ok(()),
                 Err(e) => Err(e),
             }
@@ -136,9 +129,7 @@ impl<C: ZkClient, R: Runtime> DoubleBarrier<C, R> {
     /// a dropped `enter` deletes its node in the background.
     pub async fn enter(&mut self) -> RecipeResult<()> {
         if self.count == 0 {
-            return Err(RecipeError::InvalidArgument(
-                "count must be at least 1".into(),
-            ));
+            return Err(RecipeError::InvalidArgument("count must be at least 1".into()));
         }
         let ctx = self.ctx.clone();
         let mut states = ctx.client().state_watch();
@@ -167,11 +158,7 @@ impl<C: ZkClient, R: Runtime> DoubleBarrier<C, R> {
             }
             if all.len() >= self.count {
                 ctx.retry(|| async {
-                    match ctx
-                        .client()
-                        .create(&ready, &[], CreateMode::Persistent)
-                        .await
-                    {
+                    match ctx.client().create(&ready, &[], CreateMode::Persistent).await {
                         Ok(_) | Err(ZkError::NodeExists) => Ok(()),
                         Err(e) => Err(e),
                     }
@@ -227,12 +214,7 @@ impl<C: ZkClient, R: Runtime> DoubleBarrier<C, R> {
     }
 
     /// Waits for `name` to disappear; false if it already had.
-    async fn wait_gone(
-        &self,
-        ctx: &Ctx<C, R>,
-        name: &str,
-        states: &mut StateWatch,
-    ) -> RecipeResult<bool> {
+    async fn wait_gone(&self, ctx: &Ctx<C, R>, name: &str, states: &mut StateWatch) -> RecipeResult<bool> {
         let path = join(&self.dir, name);
         let (stat, watch) = ctx.retry(|| ctx.client().exists_watch(&path)).await?;
         if stat.is_none() {

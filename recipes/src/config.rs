@@ -67,10 +67,7 @@ impl WatchedValue {
                 async move { reader.run(stop).await }
             },
         ));
-        WatchedValue {
-            cell,
-            _stop: stop_tx,
-        }
+        WatchedValue { cell, _stop: stop_tx }
     }
 
     /// The latest value, once one was read.
@@ -106,11 +103,7 @@ impl<C: ZkClient, R: Runtime> Reader<C, R> {
     async fn run(self, mut stop: Stop) -> (SessionEnd, Stop) {
         let ctx = &self.ctx;
         let mut states = ctx.client().state_watch();
-        if ctx
-            .retry(|| ctx.client().sync(parent(&self.path)))
-            .await
-            .is_err()
-        {
+        if ctx.retry(|| ctx.client().sync(parent(&self.path))).await.is_err() {
             return (SessionEnd::Lost, stop);
         }
         loop {
@@ -136,9 +129,7 @@ impl<C: ZkClient, R: Runtime> Reader<C, R> {
     async fn read(&self) -> RecipeResult<crate::zk::OneshotWatch> {
         let ctx = &self.ctx;
         loop {
-            let parent_stat = ctx
-                .retry(|| ctx.client().exists(parent(&self.path)))
-                .await?;
+            let parent_stat = ctx.retry(|| ctx.client().exists(parent(&self.path))).await?;
             match ctx.retry(|| ctx.client().get_data_watch(&self.path)).await {
                 Ok((data, stat, watch)) => {
                     self.offer(Versioned {
@@ -185,10 +176,7 @@ pub async fn publish<C: ZkClient, R: Runtime>(
 ) -> RecipeResult<Stat> {
     let Some(v) = expected_version else {
         return loop {
-            match ctx
-                .retry(|| ctx.client().set_data(path, data, ANY_VERSION))
-                .await
-            {
+            match ctx.retry(|| ctx.client().set_data(path, data, ANY_VERSION)).await {
                 Ok(s) => break Ok(s),
                 Err(RecipeError::Zk(ZkError::NoNode)) => {
                     create_all(ctx, parent(path)).await?;

@@ -60,9 +60,7 @@ impl CounterData {
         let text = std::str::from_utf8(data).map_err(|e| format!("not UTF-8: {e}"))?;
         let mut lines = text.split('\n');
         let first = lines.next().unwrap_or("");
-        let value = first
-            .parse::<i64>()
-            .map_err(|e| format!("value {first:?}: {e}"))?;
+        let value = first.parse::<i64>().map_err(|e| format!("value {first:?}: {e}"))?;
         let writers = lines
             .map(|l| Guid::parse(l).ok_or_else(|| format!("bad writer guid {l:?}")))
             .collect::<Result<Vec<_>, _>>()?;
@@ -113,10 +111,7 @@ pub struct Counter<C, R> {
 
 impl<C: ZkClient, R: Runtime> Counter<C, R> {
     pub fn new(ctx: Ctx<C, R>, path: impl Into<String>) -> Self {
-        Counter {
-            ctx,
-            path: path.into(),
-        }
+        Counter { ctx, path: path.into() }
     }
 
     /// The current value and the node's version (0 if the node is absent).
@@ -145,11 +140,7 @@ impl<C: ZkClient, R: Runtime> Counter<C, R> {
                     create_all(ctx, parent(&self.path)).await?;
                     let init = CounterData::default().encode();
                     ctx.retry(|| async {
-                        match ctx
-                            .client()
-                            .create(&self.path, &init, CreateMode::Persistent)
-                            .await
-                        {
+                        match ctx.client().create(&self.path, &init, CreateMode::Persistent).await {
                             Ok(_) | Err(ZkError::NodeExists) => Ok(()),
                             Err(e) => Err(e),
                         }
@@ -175,14 +166,10 @@ impl<C: ZkClient, R: Runtime> Counter<C, R> {
                 )));
             }
             let guid = ctx.next_guid().await?;
-            let next = now.next(delta, guid).ok_or_else(|| {
-                RecipeError::InvalidArgument(format!("{} + {delta} overflows", now.value))
-            })?;
-            match ctx
-                .client()
-                .set_data(&self.path, &next.encode(), stat.version)
-                .await
-            {
+            let next = now
+                .next(delta, guid)
+                .ok_or_else(|| RecipeError::InvalidArgument(format!("{} + {delta} overflows", now.value)))?;
+            match ctx.client().set_data(&self.path, &next.encode(), stat.version).await {
                 Ok(_) => return Ok(next.value),
                 Err(ZkError::BadVersion) | Err(ZkError::NoNode) => continue,
                 Err(e) if e.is_ambiguous() => {
@@ -191,12 +178,8 @@ impl<C: ZkClient, R: Runtime> Counter<C, R> {
                     match self.fate(guid, stat.version).await {
                         Ok(WriteFate::Applied) => return Ok(next.value),
                         Ok(WriteFate::NotApplied) => continue,
-                        Ok(WriteFate::Unknown) => {
-                            return Err(ambiguous(&self.path, delta, "too many writes since"))
-                        }
-                        Err(e) if e.is_session_lost() => {
-                            return Err(ambiguous(&self.path, delta, "session ended"))
-                        }
+                        Ok(WriteFate::Unknown) => return Err(ambiguous(&self.path, delta, "too many writes since")),
+                        Err(e) if e.is_session_lost() => return Err(ambiguous(&self.path, delta, "session ended")),
                         Err(e) => return Err(e),
                     }
                 }
@@ -213,12 +196,7 @@ impl<C: ZkClient, R: Runtime> Counter<C, R> {
         let ctx = &self.ctx;
         ctx.retry(|| ctx.client().sync(&self.path)).await?;
         match ctx.retry(|| ctx.client().get_data(&self.path)).await {
-            Ok((data, stat)) => Ok(fate_of(
-                guid,
-                base_version,
-                &self.decode(&data)?,
-                stat.version,
-            )),
+            Ok((data, stat)) => Ok(fate_of(guid, base_version, &self.decode(&data)?, stat.version)),
             // Deleted since: whatever happened is unknowable.
             Err(RecipeError::Zk(ZkError::NoNode)) => Ok(WriteFate::Unknown),
             Err(e) => Err(e),
@@ -290,14 +268,8 @@ mod tests {
         let foreign = base.next(1, g(8)).expect("ok");
         assert_eq!(fate_of(mine, 3, &foreign, 4), WriteFate::NotApplied);
         // More writes since than the history covers: unknown.
-        assert_eq!(
-            fate_of(mine, 3, &foreign, 3 + HISTORY as i32 + 5),
-            WriteFate::Unknown
-        );
+        assert_eq!(fate_of(mine, 3, &foreign, 3 + HISTORY as i32 + 5), WriteFate::Unknown);
         // Version wrap across i32::MAX.
-        assert_eq!(
-            fate_of(mine, i32::MAX, &foreign, i32::MIN),
-            WriteFate::NotApplied
-        );
+        assert_eq!(fate_of(mine, i32::MAX, &foreign, i32::MIN), WriteFate::NotApplied);
     }
 }

@@ -85,10 +85,7 @@ impl SeqName {
 
     /// Parses every name of one of `kinds` and orders them by sequence.
     pub fn parse_sorted(names: &[String], kinds: &[&str]) -> Vec<SeqName> {
-        let parsed = names
-            .iter()
-            .filter_map(|n| SeqName::parse(n, kinds))
-            .collect();
+        let parsed = names.iter().filter_map(|n| SeqName::parse(n, kinds)).collect();
         crate::seq::sort_by_sequence(parsed, |n| n.sequence)
     }
 }
@@ -108,10 +105,7 @@ mod tests {
                 session: -5,
                 counter: u64::MAX,
             },
-            Guid {
-                session: 0,
-                counter: 0,
-            },
+            Guid { session: 0, counter: 0 },
         ] {
             let s = g.to_string();
             assert_eq!(s.len(), GUID_LEN);
@@ -131,15 +125,9 @@ mod tests {
         let p = SeqName::parse(&n, &["read", "write"]).expect("parses");
         assert_eq!((p.guid, p.kind.as_str(), p.sequence), (g, "read", 42));
         let wrapped = format!("{}-2147483648", g.prefix("lock"));
-        assert_eq!(
-            SeqName::parse(&wrapped, &["lock"]).map(|p| p.sequence),
-            Some(i32::MIN)
-        );
+        assert_eq!(SeqName::parse(&wrapped, &["lock"]).map(|p| p.sequence), Some(i32::MIN));
         let neg = format!("{}-000000005", g.prefix("lock"));
-        assert_eq!(
-            SeqName::parse(&neg, &["lock"]).map(|p| p.sequence),
-            Some(-5)
-        );
+        assert_eq!(SeqName::parse(&neg, &["lock"]).map(|p| p.sequence), Some(-5));
         assert_eq!(SeqName::parse(&n, &["write"]), None);
         assert_eq!(SeqName::parse("lock-0000000001", &["lock"]), None);
         assert_eq!(SeqName::parse(&format!("{g}-lock-12"), &["lock"]), None);

@@ -83,11 +83,7 @@ impl GroupMember {
     }
 
     /// Follows `group`'s membership without joining it.
-    pub fn watch<C: ZkClient, R: Runtime>(
-        connect: impl Connect<C>,
-        rt: R,
-        group: &str,
-    ) -> GroupMember {
+    pub fn watch<C: ZkClient, R: Runtime>(connect: impl Connect<C>, rt: R, group: &str) -> GroupMember {
         Self::start(connect, rt, group, None)
     }
 
@@ -127,10 +123,7 @@ impl GroupMember {
                 true
             });
         });
-        GroupMember {
-            cell,
-            _stop: stop_tx,
-        }
+        GroupMember { cell, _stop: stop_tx }
     }
 
     pub fn status(&self) -> MemberStatus {
@@ -169,8 +162,7 @@ struct Session<C, R> {
 
 impl<C: ZkClient, R: Runtime> Session<C, R> {
     fn status(&self, status: MemberStatus) {
-        self.cell
-            .update(|s| std::mem::replace(&mut s.status, status) != status);
+        self.cell.update(|s| std::mem::replace(&mut s.status, status) != status);
     }
 
     fn offer(&self, view: GroupView) {
@@ -258,11 +250,7 @@ impl<C: ZkClient, R: Runtime> Session<C, R> {
         loop {
             let created = ctx
                 .retry(|| async {
-                    match ctx
-                        .client()
-                        .create(&path, data, CreateMode::Ephemeral)
-                        .await
-                    {
+                    match ctx.client().create(&path, data, CreateMode::Ephemeral).await {
                         Ok(_) => Ok(true),
                         Err(ZkError::NodeExists) => Ok(false),
                         Err(e) => Err(e),

@@ -88,10 +88,7 @@ impl Hold {
             suspended_at,
         };
         ctx.runtime().spawn(task.run(states, stop_rx));
-        Hold {
-            cell,
-            _stop: stop_tx,
-        }
+        Hold { cell, _stop: stop_tx }
     }
 
     pub fn state(&self) -> HoldState {
@@ -121,9 +118,7 @@ impl Hold {
 
     /// Resolves when someone asked the holder to release.
     pub async fn revocation_requested(&self) {
-        self.cell
-            .wait_for(|i| i.revoke_requested.then_some(()))
-            .await
+        self.cell.wait_for(|i| i.revoke_requested.then_some(())).await
     }
 }
 
@@ -165,8 +160,7 @@ impl<C: ZkClient, R: Runtime> Monitor<C, R> {
         match self.ctx.client().get_data_watch(&self.path).await {
             Ok((data, _, w)) => {
                 if data == REVOKE {
-                    self.cell
-                        .update(|i| !std::mem::replace(&mut i.revoke_requested, true));
+                    self.cell.update(|i| !std::mem::replace(&mut i.revoke_requested, true));
                 }
                 Some(w.changed().boxed())
             }
@@ -256,9 +250,7 @@ impl<C: ZkClient, R: Runtime> Monitor<C, R> {
     fn on_node(&self, ev: WatchedEvent) {
         match ev.event_type {
             EventType::NodeDeleted => self.set(HoldState::Lost(LostReason::NodeDeleted)),
-            EventType::None if ev.state.is_terminal() => {
-                self.set(HoldState::Lost(LostReason::SessionEnded))
-            }
+            EventType::None if ev.state.is_terminal() => self.set(HoldState::Lost(LostReason::SessionEnded)),
             _ => {}
         }
     }

@@ -21,11 +21,7 @@ pub async fn create_all<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &str) ->
         prefix.push_str(part);
         let res = ctx
             .retry(|| async {
-                match ctx
-                    .client()
-                    .create(&prefix, &[], CreateMode::Persistent)
-                    .await
-                {
+                match ctx.client().create(&prefix, &[], CreateMode::Persistent).await {
                     Ok(_) | Err(ZkError::NodeExists) => Ok(()),
                     Err(e) => Err(e),
                 }
@@ -53,10 +49,7 @@ pub async fn find_own<C: ZkClient, R: Runtime>(
         Err(RecipeError::Zk(ZkError::NoNode)) => return Ok(None),
         Err(e) => return Err(e),
     };
-    let mut ours: Vec<String> = children
-        .into_iter()
-        .filter(|c| c.starts_with(&tag))
-        .collect();
+    let mut ours: Vec<String> = children.into_iter().filter(|c| c.starts_with(&tag)).collect();
     ours.sort();
     for name in ours {
         let path = join(dir, &name);

@@ -58,9 +58,7 @@ impl<C: ZkClient, R: Runtime> Semaphore<C, R> {
     /// A semaphore of `max_leases` (at least 1) leases under `dir`.
     pub fn new(ctx: Ctx<C, R>, dir: impl Into<String>, max_leases: u32) -> RecipeResult<Self> {
         if max_leases == 0 {
-            return Err(RecipeError::InvalidArgument(
-                "max_leases must be at least 1".into(),
-            ));
+            return Err(RecipeError::InvalidArgument("max_leases must be at least 1".into()));
         }
         Ok(Semaphore {
             ctx,
@@ -79,20 +77,11 @@ impl<C: ZkClient, R: Runtime> Semaphore<C, R> {
         let mut states = ctx.client().state_watch();
         let guid = ctx.next_guid().await?;
         let orphan = OrphanGuard::new(ctx, &self.dir, guid);
-        let (name, stat) = create_protected(
-            ctx,
-            &self.dir,
-            &guid,
-            LEASE_KIND,
-            &[],
-            CreateMode::EphemeralSequential,
-        )
-        .await?;
+        let (name, stat) =
+            create_protected(ctx, &self.dir, &guid, LEASE_KIND, &[], CreateMode::EphemeralSequential).await?;
         let sequence = SeqName::parse(&name, &[LEASE_KIND]).map_or(0, |n| n.sequence);
         loop {
-            let (children, _, watch) = ctx
-                .retry(|| ctx.client().get_children_watch(&self.dir))
-                .await?;
+            let (children, _, watch) = ctx.retry(|| ctx.client().get_children_watch(&self.dir)).await?;
             let queue = SeqName::parse_sorted(&children, &[LEASE_KIND]);
             let Some(me) = queue.iter().position(|n| n.name == name) else {
                 return Err(if ctx.session_lost() {

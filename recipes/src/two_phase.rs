@@ -109,18 +109,10 @@ impl TxPaths {
 
 /// Creates `path` with `data`, or finds it already there: returns what the
 /// node holds (ours if we created it, or if a lost create of ours did).
-async fn create_or_read<C: ZkClient, R: Runtime>(
-    ctx: &Ctx<C, R>,
-    path: &str,
-    data: &[u8],
-) -> RecipeResult<Vec<u8>> {
+async fn create_or_read<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &str, data: &[u8]) -> RecipeResult<Vec<u8>> {
     let created = ctx
         .retry(|| async {
-            match ctx
-                .client()
-                .create(path, data, CreateMode::Persistent)
-                .await
-            {
+            match ctx.client().create(path, data, CreateMode::Persistent).await {
                 Ok(_) => Ok(true),
                 Err(ZkError::NodeExists) => Ok(false),
                 Err(e) => Err(e),
@@ -141,20 +133,13 @@ fn read_decision(path: &str, raw: &[u8]) -> RecipeResult<Decision> {
 }
 
 /// Records `d` as the decision unless one exists; returns the decision.
-async fn decide_once<C: ZkClient, R: Runtime>(
-    ctx: &Ctx<C, R>,
-    p: &TxPaths,
-    d: Decision,
-) -> RecipeResult<Decision> {
+async fn decide_once<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, p: &TxPaths, d: Decision) -> RecipeResult<Decision> {
     let raw = create_or_read(ctx, &p.decision, d.as_bytes()).await?;
     read_decision(&p.decision, &raw)
 }
 
 /// Waits for the decision node.
-async fn await_decision<C: ZkClient, R: Runtime>(
-    ctx: &Ctx<C, R>,
-    p: &TxPaths,
-) -> RecipeResult<Decision> {
+async fn await_decision<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, p: &TxPaths) -> RecipeResult<Decision> {
     let mut states = ctx.client().state_watch();
     loop {
         let (stat, watch) = ctx.retry(|| ctx.client().exists_watch(&p.decision)).await?;
@@ -211,17 +196,12 @@ impl<C: ZkClient, R: Runtime> Coordinator<C, R> {
         let deadline = ctx.runtime().now() + join_timeout;
         let mut seen_alive = BTreeSet::new();
         loop {
-            let (decided, decision_w) =
-                ctx.retry(|| ctx.client().exists_watch(&p.decision)).await?;
+            let (decided, decision_w) = ctx.retry(|| ctx.client().exists_watch(&p.decision)).await?;
             if decided.is_some() {
                 return await_decision(ctx, p).await;
             }
-            let (alive, _, alive_w) = ctx
-                .retry(|| ctx.client().get_children_watch(&p.alive))
-                .await?;
-            let (voters, _, votes_w) = ctx
-                .retry(|| ctx.client().get_children_watch(&p.votes))
-                .await?;
+            let (alive, _, alive_w) = ctx.retry(|| ctx.client().get_children_watch(&p.alive)).await?;
+            let (voters, _, votes_w) = ctx.retry(|| ctx.client().get_children_watch(&p.votes)).await?;
             let alive: BTreeSet<String> = alive.into_iter().collect();
             seen_alive.extend(alive.iter().cloned());
             let mut votes = BTreeMap::new();
@@ -309,9 +289,7 @@ impl<C: ZkClient, R: Runtime> Site<C, R> {
                 .await?
                 .map(|s| s.ephemeral_owner);
             if owner != Some(me) {
-                return Err(RecipeError::Conflict(format!(
-                    "{path} is held by another session"
-                )));
+                return Err(RecipeError::Conflict(format!("{path} is held by another session")));
             }
         }
         Ok(Site {
@@ -328,9 +306,7 @@ impl<C: ZkClient, R: Runtime> Site<C, R> {
         if stored == vote.as_bytes() {
             Ok(())
         } else {
-            Err(RecipeError::Conflict(format!(
-                "{path} already holds another vote"
-            )))
+            Err(RecipeError::Conflict(format!("{path} already holds another vote")))
         }
     }
 
@@ -362,29 +338,17 @@ mod tests {
         votes.insert("a".to_string(), Decision::Commit);
         assert_eq!(tally(&sites, &votes, &all, &all, false), None);
         // b failed before voting.
-        assert_eq!(
-            tally(&sites, &votes, &set(&["a"]), &all, false),
-            Some(Decision::Abort)
-        );
+        assert_eq!(tally(&sites, &votes, &set(&["a"]), &all, false), Some(Decision::Abort));
         // b never joined, deadline not yet passed / passed.
-        assert_eq!(
-            tally(&sites, &votes, &set(&["a"]), &set(&["a"]), false),
-            None
-        );
+        assert_eq!(tally(&sites, &votes, &set(&["a"]), &set(&["a"]), false), None);
         assert_eq!(
             tally(&sites, &votes, &set(&["a"]), &set(&["a"]), true),
             Some(Decision::Abort)
         );
         votes.insert("b".to_string(), Decision::Commit);
         // A site that voted and then died does not block commit.
-        assert_eq!(
-            tally(&sites, &votes, &set(&[]), &all, true),
-            Some(Decision::Commit)
-        );
+        assert_eq!(tally(&sites, &votes, &set(&[]), &all, true), Some(Decision::Commit));
         votes.insert("b".to_string(), Decision::Abort);
-        assert_eq!(
-            tally(&sites, &votes, &all, &all, false),
-            Some(Decision::Abort)
-        );
+        assert_eq!(tally(&sites, &votes, &all, &all, false), Some(Decision::Abort));
     }
 }

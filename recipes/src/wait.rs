@@ -32,10 +32,7 @@ pub async fn watch_or_session(watch: OneshotWatch, states: &mut StateWatch) -> W
 
 /// Like [`watch_or_session`] for any future yielding a watch event (e.g.
 /// the first of several watches).
-pub async fn event_or_session(
-    event: impl Future<Output = WatchedEvent>,
-    states: &mut StateWatch,
-) -> Woken {
+pub async fn event_or_session(event: impl Future<Output = WatchedEvent>, states: &mut StateWatch) -> Woken {
     let mut node = pin!(event.fuse());
     loop {
         select_biased! {

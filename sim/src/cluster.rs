@@ -125,14 +125,7 @@ impl Cluster {
                 .ip(server_ip(id))
                 .init(move || s.clone().run())
                 .build();
-            servers.insert(
-                id,
-                ServerSlot {
-                    node,
-                    spec,
-                    up: true,
-                },
-            );
+            servers.insert(id, ServerSlot { node, spec, up: true });
         }
         recorder.set_meta("servers", cfg.servers.to_string());
         Cluster {
@@ -170,12 +163,7 @@ impl Cluster {
     /// The last status a server published (None before it first ran).
     pub fn status(&self, id: ServerId) -> Option<ServerStatus> {
         let slot = self.servers.get(&id)?;
-        let mut st = slot
-            .spec
-            .status
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()?;
+        let mut st = slot.spec.status.lock().unwrap_or_else(|e| e.into_inner()).clone()?;
         st.up = slot.up;
         Some(st)
     }
@@ -211,12 +199,7 @@ impl Cluster {
     }
 
     /// Starts a client node running `f` with a fresh session handle.
-    pub fn spawn_client<F, Fut, T>(
-        &mut self,
-        id: ClientId,
-        session_timeout_ms: i32,
-        f: F,
-    ) -> JoinHandle<T>
+    pub fn spawn_client<F, Fut, T>(&mut self, id: ClientId, session_timeout_ms: i32, f: F) -> JoinHandle<T>
     where
         F: FnOnce(SimClient) -> Fut + Send + 'static,
         Fut: Future<Output = T> + Send + 'static,
@@ -279,12 +262,7 @@ impl Cluster {
     pub fn partition(&mut self, groups: &[Vec<NodeRef>]) {
         let desc: Vec<String> = groups
             .iter()
-            .map(|g| {
-                g.iter()
-                    .map(|n| n.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            })
+            .map(|g| g.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(","))
             .collect();
         for (i, g) in groups.iter().enumerate() {
             for (j, h) in groups.iter().enumerate() {
@@ -297,11 +275,8 @@ impl Cluster {
                 }
             }
         }
-        self.recorder.fault(
-            "partition",
-            desc.clone(),
-            format!("groups {}", desc.join(" | ")),
-        );
+        self.recorder
+            .fault("partition", desc.clone(), format!("groups {}", desc.join(" | ")));
     }
 
     /// Cuts one direction only, recorded as a fault.
@@ -322,8 +297,7 @@ impl Cluster {
                 net.unclog_link(x, y);
             }
         }
-        self.recorder
-            .fault("heal", Vec::new(), "all links restored");
+        self.recorder.fault("heal", Vec::new(), "all links restored");
     }
 
     /// Kills a server; with `lose_unsynced`, its disk loses the unsynced
@@ -379,8 +353,7 @@ impl Cluster {
 
     /// Sets the one-way latency range of every link.
     pub fn set_latency(&self, min: Duration, max: Duration) {
-        NetSim::current()
-            .update_config(|c| c.send_latency = min..max.max(min + Duration::from_micros(1)));
+        NetSim::current().update_config(|c| c.send_latency = min..max.max(min + Duration::from_micros(1)));
         self.recorder.fault(
             "latency",
             Vec::new(),
@@ -394,12 +367,7 @@ impl Cluster {
         for n in paused {
             self.resume(n);
         }
-        let down: Vec<ServerId> = self
-            .servers
-            .iter()
-            .filter(|(_, s)| !s.up)
-            .map(|(id, _)| *id)
-            .collect();
+        let down: Vec<ServerId> = self.servers.iter().filter(|(_, s)| !s.up).map(|(id, _)| *id).collect();
         for id in down {
             self.restart_server(id);
         }

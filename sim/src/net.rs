@@ -11,10 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
 use crate::proto::frame;
 
 /// Reads one frame; `None` on EOF, error, or an undecodable frame.
-pub async fn read_frame<T: DeserializeOwned>(
-    r: &mut ReadHalf<TcpStream>,
-    buf: &mut Vec<u8>,
-) -> Option<T> {
+pub async fn read_frame<T: DeserializeOwned>(r: &mut ReadHalf<TcpStream>, buf: &mut Vec<u8>) -> Option<T> {
     let mut len = [0u8; 4];
     r.read_exact(&mut len).await.ok()?;
     let len = u32::from_be_bytes(len) as usize;

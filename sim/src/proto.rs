@@ -79,17 +79,13 @@ impl Request {
         let ops_len = |ops: &Vec<Op>| {
             ops.iter()
                 .map(|o| match o {
-                    Op::Create { path, data, .. } | Op::SetData { path, data, .. } => {
-                        16 + path.len() + data.len()
-                    }
+                    Op::Create { path, data, .. } | Op::SetData { path, data, .. } => 16 + path.len() + data.len(),
                     Op::Delete { path, .. } | Op::Check { path, .. } => 16 + path.len(),
                 })
                 .sum::<usize>()
         };
         match self {
-            Request::Create { path, data, .. } | Request::SetData { path, data, .. } => {
-                28 + path.len() + data.len()
-            }
+            Request::Create { path, data, .. } | Request::SetData { path, data, .. } => 28 + path.len() + data.len(),
             Request::Multi(ops) => 16 + ops_len(ops),
             Request::Delete { path, .. }
             | Request::Exists { path, .. }
@@ -175,6 +171,13 @@ pub enum PeerMsg {
     /// First message on a connection: who is calling.
     Hello {
         from: ServerId,
+    },
+    /// A learner's message to its leader, stamped with the epoch it follows:
+    /// a leader drops one from another epoch (a stale message delivered
+    /// late, which in ZooKeeper dies with the learner's old connection).
+    ToLeader {
+        epoch: u32,
+        msg: Box<PeerMsg>,
     },
     Zab(Msg<LogTxn>),
     /// A learner forwards a client's write to the leader.

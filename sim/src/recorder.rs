@@ -8,7 +8,7 @@ use zkdst_checker::history::{ClientId, Data, Event, History, Op, OpId, Outcome, 
 use zkdst_recipes::zk::{SessionId, Zxid};
 
 use crate::proto::LoggedTxn;
-use crate::tree::Txn;
+use crate::tree::{Txn, TxnResult};
 use crate::zab::ServerId;
 
 #[derive(Debug, Default)]
@@ -47,10 +47,7 @@ impl Recorder {
     }
 
     pub fn set_meta(&self, key: &str, value: impl Into<String>) {
-        self.lock()
-            .history
-            .meta
-            .insert(key.to_string(), value.into());
+        self.lock().history.meta.insert(key.to_string(), value.into());
     }
 
     pub fn invoke(&self, client: ClientId, session: Option<SessionId>, op: Op) -> OpId {
@@ -80,19 +77,21 @@ impl Recorder {
     }
 
     /// A server applied `zxid`; recorded once, by the first to apply it.
-    pub fn commit(&self, server: ServerId, zxid: Zxid, logged: &LoggedTxn) {
+    pub fn commit(&self, server: ServerId, zxid: Zxid, logged: &LoggedTxn, result: &TxnResult) {
         let time = self.now_ns();
         let mut s = self.lock();
         if zxid <= s.last_commit {
             return;
         }
         s.last_commit = zxid;
-        let txn = txn_record(&logged.txn, logged.session);
+        let txn = commit_record(logged, result);
         s.history.events.push(Event::Commit {
             time,
             server,
             zxid,
             txn,
+            session: Some(logged.session),
+            xid: Some(logged.xid),
         });
     }
 
@@ -106,13 +105,7 @@ impl Recorder {
         });
     }
 
-    pub fn session_event(
-        &self,
-        client: ClientId,
-        session: SessionId,
-        state: &str,
-        server: Option<ServerId>,
-    ) {
+    pub fn session_event(&self, client: ClientId, session: SessionId, state: &str, server: Option<ServerId>) {
         let time = self.now_ns();
         self.lock().history.events.push(Event::Session {
             time,
@@ -123,13 +116,7 @@ impl Recorder {
         });
     }
 
-    pub fn watch_event(
-        &self,
-        client: ClientId,
-        session: SessionId,
-        event: &str,
-        path: Option<String>,
-    ) {
+    pub fn watch_event(&self, client: ClientId, session: SessionId, event: &str, path: Option<String>) {
         let time = self.now_ns();
         self.lock().history.events.push(Event::Watch {
             time,
@@ -170,13 +157,28 @@ impl Default for Recorder {
     }
 }
 
+/// A committed transaction as the history records it: what it did, per
+/// the apply result (a session close lists the ephemerals it deleted; an
+/// expiry is a close the leader issued, with xid 0; a reaper deletion that
+/// found the node changed did nothing).
+pub fn commit_record(logged: &LoggedTxn, result: &TxnResult) -> TxnRecord {
+    match (&logged.txn, result) {
+        (Txn::CloseSession { session }, TxnResult::CloseSession { deleted }) => TxnRecord::CloseSession {
+            session: *session,
+            expired: logged.xid == 0,
+            deleted: deleted.clone(),
+        },
+        (_, TxnResult::Error(e)) => TxnRecord::Error {
+            code: e.name().to_string(),
+        },
+        (txn, _) => txn_record(txn, logged.session),
+    }
+}
+
 /// A transaction as the history records it.
 pub fn txn_record(txn: &Txn, session: SessionId) -> TxnRecord {
     match txn {
-        Txn::CreateSession {
-            session,
-            timeout_ms,
-        } => TxnRecord::CreateSession {
+        Txn::CreateSession { session, timeout_ms } => TxnRecord::CreateSession {
             session: *session,
             timeout_ms: *timeout_ms as i64,
         },
@@ -196,14 +198,8 @@ pub fn txn_record(txn: &Txn, session: SessionId) -> TxnRecord {
             ephemeral_owner: *ephemeral_owner,
             session,
         },
-        Txn::Delete { path } | Txn::DeleteContainer { path } => {
-            TxnRecord::Delete { path: path.clone() }
-        }
-        Txn::SetData {
-            path,
-            data,
-            version,
-        } => TxnRecord::SetData {
+        Txn::Delete { path } | Txn::DeleteContainer { path } => TxnRecord::Delete { path: path.clone() },
+        Txn::SetData { path, data, version } => TxnRecord::SetData {
             path: path.clone(),
             data: Data(data.clone()),
             version: *version,

@@ -32,9 +32,15 @@ where
             }
             rt.block_on(f())
         })
-        .map_err(|e| SeedError::Panicked { seed, message: format!("could not start a thread: {e}") })?
+        .map_err(|e| SeedError::Panicked {
+            seed,
+            message: format!("could not start a thread: {e}"),
+        })?
         .join();
-    joined.map_err(|payload| SeedError::Panicked { seed, message: panic_message(&payload) })
+    joined.map_err(|payload| SeedError::Panicked {
+        seed,
+        message: panic_message(&payload),
+    })
 }
 
 fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {

@@ -47,7 +47,15 @@ impl SessionTracker {
     /// which restarts every session's clock).
     pub fn add(&mut self, session: SessionId, timeout_ms: u64, now_ms: u64, owner: u32) {
         let expires_at_ms = self.deadline(now_ms, timeout_ms);
-        self.sessions.insert(session, Tracked { timeout_ms, expires_at_ms, closing: false, owner });
+        self.sessions.insert(
+            session,
+            Tracked {
+                timeout_ms,
+                expires_at_ms,
+                closing: false,
+                owner,
+            },
+        );
     }
 
     /// The session's connection moved to `owner` (a revalidated reconnect).

@@ -29,9 +29,16 @@ struct Outcome {
 async fn scenario(seed: u64, servers: u32) -> Outcome {
     let rec = Recorder::new();
     rec.set_meta("seed", seed.to_string());
-    let cfg = EnsembleConfig { servers, tick_ms: 500, ..Default::default() };
+    let cfg = EnsembleConfig {
+        servers,
+        tick_ms: 500,
+        ..Default::default()
+    };
     let mut c = Cluster::start(cfg, rec.clone(), seed);
-    assert!(c.wait_for_leader(Duration::from_secs(30)).await.is_some(), "seed {seed}: no initial leader");
+    assert!(
+        c.wait_for_leader(Duration::from_secs(30)).await.is_some(),
+        "seed {seed}: no initial leader"
+    );
 
     // Every client writes its own persistent nodes and a shared node, reads,
     // and keeps an ephemeral; acknowledged creates are remembered.
@@ -57,10 +64,14 @@ async fn scenario(seed: u64, servers: u32) -> Outcome {
                         }
                     }
                     4..=5 => {
-                        let _ = zk.set_data("/shared", format!("{id}-{n}").as_bytes(), ANY_VERSION).await;
+                        let _ = zk
+                            .set_data("/shared", format!("{id}-{n}").as_bytes(), ANY_VERSION)
+                            .await;
                     }
                     6 => {
-                        let _ = zk.create(&format!("/e{id}-"), b"", CreateMode::EphemeralSequential).await;
+                        let _ = zk
+                            .create(&format!("/e{id}-"), b"", CreateMode::EphemeralSequential)
+                            .await;
                     }
                     7 => {
                         let _ = zk.get_data("/shared").await;
@@ -144,10 +155,20 @@ async fn scenario(seed: u64, servers: u32) -> Outcome {
     let mut converged = false;
     for _ in 0..600 {
         let st: Vec<_> = ids.iter().filter_map(|id| c.status(*id)).collect();
-        if st.len() == ids.len() && st.iter().all(|s| s.serving && s.tree.last_zxid() == st[0].tree.last_zxid()) {
+        if st.len() == ids.len()
+            && st
+                .iter()
+                .all(|s| s.serving && s.tree.last_zxid() == st[0].tree.last_zxid())
+        {
             let d0 = st[0].tree.digest();
             for (i, s) in st.iter().enumerate() {
-                assert_eq!(s.tree.digest(), d0, "seed {seed}: server {} has a different tree at zxid {:#x}", ids[i], s.tree.last_zxid());
+                assert_eq!(
+                    s.tree.digest(),
+                    d0,
+                    "seed {seed}: server {} has a different tree at zxid {:#x}",
+                    ids[i],
+                    s.tree.last_zxid()
+                );
             }
             // No acknowledged write lost.
             for p in acked.lock().unwrap().iter() {
@@ -163,27 +184,55 @@ async fn scenario(seed: u64, servers: u32) -> Outcome {
     madsim::time::sleep(Duration::from_millis(1)).await;
 
     let h = rec.history();
+    if let Ok(dir) = std::env::var("ZKDST_HISTORY_DIR") {
+        let _ = std::fs::write(format!("{dir}/chaos-{servers}-{seed}.json"), h.to_json());
+    }
     let result = properties::registry::run("zk-consistency", &h, &Params::default()).expect("known checker");
-    assert_eq!(result.verdict, Verdict::Pass, "seed {seed}: {}", zkdst_checker::report::render_text(&h, &[result.clone()]));
-    let commits = h.events.iter().filter(|e| matches!(e, zkdst_checker::history::Event::Commit { .. })).count();
+    assert_eq!(
+        result.verdict,
+        Verdict::Pass,
+        "seed {seed}: {}",
+        zkdst_checker::report::render_text(&h, &[result.clone()])
+    );
+    let commits = h
+        .events
+        .iter()
+        .filter(|e| matches!(e, zkdst_checker::history::Event::Commit { .. }))
+        .count();
     let acked = acked.lock().unwrap().len();
-    Outcome { fingerprint: h.fingerprint(), acked, elected_after_heal_ms, commits }
+    Outcome {
+        fingerprint: h.fingerprint(),
+        acked,
+        elected_after_heal_ms,
+        commits,
+    }
 }
 
 fn seeds(default: u64) -> u64 {
-    std::env::var("ZKDST_SIM_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+    std::env::var("ZKDST_SIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
 }
 
 fn first_seed() -> u64 {
-    std::env::var("ZKDST_SIM_FIRST").ok().and_then(|s| s.parse().ok()).unwrap_or(0)
+    std::env::var("ZKDST_SIM_FIRST")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
 }
 
 #[test]
 fn three_servers_under_chaos() {
     let mut worst = 0;
     for seed in first_seed()..first_seed() + seeds(12) {
-        let o = run_seed(seed, Some(Duration::from_secs(600)), move || scenario(seed, 3)).unwrap_or_else(|e| panic!("{e}"));
-        assert!(o.acked > 20, "seed {seed}: only {} acknowledged creates: the workload made no progress", o.acked);
+        let o =
+            run_seed(seed, Some(Duration::from_secs(600)), move || scenario(seed, 3)).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            o.acked > 20,
+            "seed {seed}: only {} acknowledged creates: the workload made no progress",
+            o.acked
+        );
         assert!(o.commits > 50, "seed {seed}: only {} commits", o.commits);
         worst = worst.max(o.elected_after_heal_ms);
     }
@@ -203,6 +252,9 @@ fn a_seed_replays_bit_for_bit() {
     for seed in [7u64, 8] {
         let a = run_seed(seed, None, move || scenario(seed, 3)).unwrap_or_else(|e| panic!("{e}"));
         let b = run_seed(seed, None, move || scenario(seed, 3)).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(a.fingerprint, b.fingerprint, "seed {seed}: two runs gave different histories");
+        assert_eq!(
+            a.fingerprint, b.fingerprint,
+            "seed {seed}: two runs gave different histories"
+        );
     }
 }

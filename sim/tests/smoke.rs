@@ -20,22 +20,14 @@ async fn ensemble_serves_a_client() {
     let leader = c.wait_for_leader(Duration::from_secs(30)).await;
     assert!(leader.is_some(), "no leader");
     let h = c.spawn_client(1, 4000, |zk| async move {
-        assert!(
-            zk.wait_connected(Duration::from_secs(10)).await,
-            "not connected"
-        );
+        assert!(zk.wait_connected(Duration::from_secs(10)).await, "not connected");
         let (p, s) = zk.create("/a", b"x", CreateMode::Persistent).await.unwrap();
         assert_eq!(p, "/a");
         assert_eq!(s.version, 0);
-        let (p2, _) = zk
-            .create("/a/q-", b"", CreateMode::PersistentSequential)
-            .await
-            .unwrap();
+        let (p2, _) = zk.create("/a/q-", b"", CreateMode::PersistentSequential).await.unwrap();
         assert_eq!(p2, "/a/q-0000000000");
         assert_eq!(
-            zk.create("/a", b"", CreateMode::Persistent)
-                .await
-                .unwrap_err(),
+            zk.create("/a", b"", CreateMode::Persistent).await.unwrap_err(),
             ZkError::NodeExists
         );
         let st = zk.set_data("/a", b"y", 0).await.unwrap();
@@ -45,10 +37,7 @@ async fn ensemble_serves_a_client() {
         let (kids, _) = zk.get_children("/a").await.unwrap();
         assert_eq!(kids, vec!["q-0000000000".to_string()]);
         zk.sync("/").await.unwrap();
-        assert_eq!(
-            zk.delete("/a", ANY_VERSION).await.unwrap_err(),
-            ZkError::NotEmpty
-        );
+        assert_eq!(zk.delete("/a", ANY_VERSION).await.unwrap_err(), ZkError::NotEmpty);
         zk.session_id()
     });
     let sid = h.await.unwrap();

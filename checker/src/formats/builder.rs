@@ -45,12 +45,7 @@ impl<'a> Builder<'a> {
         }
     }
 
-    pub(crate) fn error(
-        &self,
-        line: usize,
-        expected: impl Into<String>,
-        found: impl Into<String>,
-    ) -> FormatError {
+    pub(crate) fn error(&self, line: usize, expected: impl Into<String>, found: impl Into<String>) -> FormatError {
         FormatError::Malformed {
             file: self.file.to_string(),
             line,
@@ -59,13 +54,7 @@ impl<'a> Builder<'a> {
         }
     }
 
-    pub(crate) fn invoke(
-        &mut self,
-        line: usize,
-        client: ClientId,
-        time: Time,
-        op: Op,
-    ) -> Result<(), FormatError> {
+    pub(crate) fn invoke(&mut self, line: usize, client: ClientId, time: Time, op: Op) -> Result<(), FormatError> {
         if self.pending.contains_key(&client) {
             return Err(self.error(
                 line,

@@ -316,12 +316,13 @@ mod tests {
 
     #[test]
     fn reads_a_jepsen_op() {
-        let v = read_one(r#"{:type :invoke, :f :cas, :value [1 -2], :process 3, :time 123, :s "a\"b", :n nil, :ok true}"#, 1).unwrap();
+        let v = read_one(
+            r#"{:type :invoke, :f :cas, :value [1 -2], :process 3, :time 123, :s "a\"b", :n nil, :ok true}"#,
+            1,
+        )
+        .unwrap();
         assert_eq!(v.get("type"), Some(&Edn::Keyword("invoke".into())));
-        assert_eq!(
-            v.get("value"),
-            Some(&Edn::Vector(vec![Edn::Int(1), Edn::Int(-2)]))
-        );
+        assert_eq!(v.get("value"), Some(&Edn::Vector(vec![Edn::Int(1), Edn::Int(-2)])));
         assert_eq!(v.get("process"), Some(&Edn::Int(3)));
         assert_eq!(v.get("s"), Some(&Edn::Str("a\"b".into())));
         assert_eq!(v.get("n"), Some(&Edn::Nil));

@@ -24,11 +24,7 @@ pub fn parse_jepsen_edn(text: &str, file: &str) -> Result<History, FormatError> 
     for (position, (line, map)) in forms.iter().enumerate() {
         let line = *line;
         if !matches!(map, Edn::Map(_)) {
-            return Err(b.error(
-                line,
-                "an op map {:type .. :f .. :process ..}",
-                map.to_string(),
-            ));
+            return Err(b.error(line, "an op map {:type .. :f .. :process ..}", map.to_string()));
         }
         let Some(client) = map.get("process").and_then(process) else {
             if matches!(map.get("process"), Some(Edn::Keyword(_))) {
@@ -40,13 +36,7 @@ pub fn parse_jepsen_edn(text: &str, file: &str) -> Result<History, FormatError> 
             Some(Edn::Keyword(k)) => EventType::from_keyword(k),
             _ => None,
         };
-        let kind = kind.ok_or_else(|| {
-            b.error(
-                line,
-                "a :type of :invoke, :ok, :fail or :info",
-                map.to_string(),
-            )
-        })?;
+        let kind = kind.ok_or_else(|| b.error(line, "a :type of :invoke, :ok, :fail or :info", map.to_string()))?;
         let f = match map.get("f") {
             Some(Edn::Keyword(f)) => f.as_str(),
             _ => return Err(b.error(line, "a keyword :f", map.to_string())),
@@ -58,37 +48,17 @@ pub fn parse_jepsen_edn(text: &str, file: &str) -> Result<History, FormatError> 
         };
         match kind {
             EventType::Invoke => {
-                let op = invocation(f, value).ok_or_else(|| {
-                    b.error(line, expectation(f), format!(":f :{f} :value {value}"))
-                })?;
+                let op = invocation(f, value)
+                    .ok_or_else(|| b.error(line, expectation(f), format!(":f :{f} :value {value}")))?;
                 b.invoke(line, client, time, op)?;
             }
             EventType::Ok => {
-                let result = result(b.pending(line, client)?, value).ok_or_else(|| {
-                    b.error(
-                        line,
-                        "a result matching the invoked operation",
-                        value.to_string(),
-                    )
-                })?;
+                let result = result(b.pending(line, client)?, value)
+                    .ok_or_else(|| b.error(line, "a result matching the invoked operation", value.to_string()))?;
                 b.complete(line, client, time, Outcome::Ok { value: result })?;
             }
-            EventType::Fail => b.complete(
-                line,
-                client,
-                time,
-                Outcome::Fail {
-                    error: error_text(map),
-                },
-            )?,
-            EventType::Info => b.complete(
-                line,
-                client,
-                time,
-                Outcome::Info {
-                    error: error_text(map),
-                },
-            )?,
+            EventType::Fail => b.complete(line, client, time, Outcome::Fail { error: error_text(map) })?,
+            EventType::Info => b.complete(line, client, time, Outcome::Info { error: error_text(map) })?,
         }
     }
     Ok(b.finish())
@@ -133,10 +103,7 @@ fn invocation(f: &str, value: &Edn) -> Option<Op> {
             },
             _ => return None,
         },
-        ("write", Edn::Int(v)) => Op::Write {
-            key: None,
-            value: *v,
-        },
+        ("write", Edn::Int(v)) => Op::Write { key: None, value: *v },
         ("write", Edn::Vector(kv)) => match kv.as_slice() {
             [k, Edn::Int(v)] => Op::Write {
                 key: Some(key_string(k)?),
@@ -164,9 +131,7 @@ fn invocation(f: &str, value: &Edn) -> Option<Op> {
             lock: LOCK.to_string(),
             shared: false,
         },
-        ("release", _) => Op::Release {
-            lock: LOCK.to_string(),
-        },
+        ("release", _) => Op::Release { lock: LOCK.to_string() },
         ("enqueue", v) => Op::Enqueue {
             queue: QUEUE.to_string(),
             item: v.to_string(),
@@ -207,10 +172,7 @@ mod tests {
 
     #[test]
     fn reads_a_vector_of_ops_with_times() {
-        let ops = parse_jepsen_edn(CAS, "h.edn")
-            .unwrap()
-            .operations()
-            .unwrap();
+        let ops = parse_jepsen_edn(CAS, "h.edn").unwrap().operations().unwrap();
         assert_eq!(ops.len(), 2);
         assert_eq!(
             ops[0].op,
@@ -232,10 +194,7 @@ mod tests {
     #[test]
     fn reads_multi_register_and_mutex_ops() {
         let text = "{:type :invoke, :f :write, :value [:x 3], :process 0}\n{:type :ok, :f :write, :value [:x 3], :process 0}\n{:type :invoke, :f :read, :value [:x nil], :process 1}\n{:type :ok, :f :read, :value [:x 3], :process 1}\n{:type :invoke, :f :acquire, :process 2}\n{:type :ok, :f :acquire, :value 7, :process 2}\n";
-        let ops = parse_jepsen_edn(text, "h.edn")
-            .unwrap()
-            .operations()
-            .unwrap();
+        let ops = parse_jepsen_edn(text, "h.edn").unwrap().operations().unwrap();
         assert_eq!(
             ops[0].op,
             Op::Write {

@@ -41,50 +41,26 @@ pub fn parse_jepsen_etcd(text: &str, file: &str) -> Result<History, FormatError>
             .next()
             .and_then(|t| t.strip_prefix(':'))
             .and_then(EventType::from_keyword);
-        let kind = kind.ok_or_else(|| {
-            b.error(
-                line,
-                "an event type (:invoke, :ok, :fail, :info)",
-                "something else",
-            )
-        })?;
+        let kind = kind.ok_or_else(|| b.error(line, "an event type (:invoke, :ok, :fail, :info)", "something else"))?;
         let f = fields.next().unwrap_or("");
         let rest = fields.collect::<Vec<_>>().join(" ");
-        let value = read_one(&rest, line)
-            .map_err(|e| b.error(line, format!("a value ({})", e.expected), e.found))?;
+        let value = read_one(&rest, line).map_err(|e| b.error(line, format!("a value ({})", e.expected), e.found))?;
         let time = index as u64;
         match kind {
             EventType::Invoke => {
                 let op = match (f, &value) {
                     (":read", _) => Op::Read { key: None },
-                    (":write", Edn::Int(v)) => Op::Write {
-                        key: None,
-                        value: *v,
-                    },
+                    (":write", Edn::Int(v)) => Op::Write { key: None, value: *v },
                     (":cas", Edn::Vector(v)) => match v.as_slice() {
                         [Edn::Int(e), Edn::Int(n)] => Op::Cas {
                             key: None,
                             expected: *e,
                             new: *n,
                         },
-                        _ => {
-                            return Err(b.error(
-                                line,
-                                "[expected new] for a :cas",
-                                value.to_string(),
-                            ))
-                        }
+                        _ => return Err(b.error(line, "[expected new] for a :cas", value.to_string())),
                     },
-                    (":write", _) => {
-                        return Err(b.error(line, "an integer for a :write", value.to_string()))
-                    }
-                    _ => {
-                        return Err(b.error(
-                            line,
-                            "a function :read, :write or :cas",
-                            format!("{f:?} {value}"),
-                        ))
-                    }
+                    (":write", _) => return Err(b.error(line, "an integer for a :write", value.to_string())),
+                    _ => return Err(b.error(line, "a function :read, :write or :cas", format!("{f:?} {value}"))),
                 };
                 b.invoke(line, client, time, op)?;
             }
@@ -93,11 +69,7 @@ pub fn parse_jepsen_etcd(text: &str, file: &str) -> Result<History, FormatError>
                     (Op::Read { .. }, Edn::Nil) => Value::Nil,
                     (Op::Read { .. }, Edn::Int(v)) => Value::Int { value: *v },
                     (Op::Read { .. }, _) => {
-                        return Err(b.error(
-                            line,
-                            "nil or an integer for a :read",
-                            value.to_string(),
-                        ))
+                        return Err(b.error(line, "nil or an integer for a :read", value.to_string()))
                     }
                     _ => Value::Unit,
                 };
@@ -162,10 +134,7 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.line(), Some(2));
-        assert!(
-            e.to_string().starts_with("f.log:2: expected a process id"),
-            "{e}"
-        );
+        assert!(e.to_string().starts_with("f.log:2: expected a process id"), "{e}");
         let e = parse_jepsen_etcd("INFO  jepsen.util - 2 :ok :cas [3 0]\n", "f.log").unwrap_err();
         assert!(e.to_string().contains(":invoke by process 2"), "{e}");
     }

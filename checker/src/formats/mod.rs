@@ -31,12 +31,7 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 4] = [
-        Format::JepsenEtcd,
-        Format::PorcupineKv,
-        Format::Edn,
-        Format::Zkdst,
-    ];
+    pub const ALL: [Format; 4] = [Format::JepsenEtcd, Format::PorcupineKv, Format::Edn, Format::Zkdst];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -131,9 +126,7 @@ mod tests {
 
     #[test]
     fn missing_file_is_an_error_naming_it() {
-        let e = Format::Edn
-            .read(Path::new("/nonexistent/h.edn"))
-            .unwrap_err();
+        let e = Format::Edn.read(Path::new("/nonexistent/h.edn")).unwrap_err();
         assert!(e.to_string().contains("/nonexistent/h.edn"), "{e}");
     }
 }

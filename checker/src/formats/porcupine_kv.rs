@@ -31,13 +31,7 @@ pub fn parse_porcupine_kv(text: &str, file: &str) -> Result<History, FormatError
             Some(Edn::Keyword(k)) => EventType::from_keyword(k),
             _ => None,
         };
-        let kind = kind.ok_or_else(|| {
-            b.error(
-                line,
-                "a :type of :invoke, :ok, :fail or :info",
-                map.to_string(),
-            )
-        })?;
+        let kind = kind.ok_or_else(|| b.error(line, "a :type of :invoke, :ok, :fail or :info", map.to_string()))?;
         let f = match map.get("f") {
             Some(Edn::Keyword(f)) if matches!(f.as_str(), "get" | "put" | "append") => f.as_str(),
             _ => return Err(b.error(line, "an :f of :get, :put or :append", map.to_string())),
@@ -49,9 +43,7 @@ pub fn parse_porcupine_kv(text: &str, file: &str) -> Result<History, FormatError
         let value = match map.get("value") {
             Some(Edn::Str(v)) => Some(v.clone()),
             Some(Edn::Nil) | None => None,
-            Some(other) => {
-                return Err(b.error(line, "a string :value (or nil)", other.to_string()))
-            }
+            Some(other) => return Err(b.error(line, "a string :value (or nil)", other.to_string())),
         };
         let time = index as u64;
         match kind {
@@ -73,22 +65,8 @@ pub fn parse_porcupine_kv(text: &str, file: &str) -> Result<History, FormatError
                 };
                 b.complete(line, client, time, Outcome::Ok { value: result })?;
             }
-            EventType::Fail => b.complete(
-                line,
-                client,
-                time,
-                Outcome::Fail {
-                    error: "fail".into(),
-                },
-            )?,
-            EventType::Info => b.complete(
-                line,
-                client,
-                time,
-                Outcome::Info {
-                    error: "info".into(),
-                },
-            )?,
+            EventType::Fail => b.complete(line, client, time, Outcome::Fail { error: "fail".into() })?,
+            EventType::Info => b.complete(line, client, time, Outcome::Info { error: "info".into() })?,
         }
     }
     Ok(b.finish())
@@ -103,10 +81,7 @@ mod tests {
 
     #[test]
     fn reads_maps() {
-        let ops = parse_porcupine_kv(SAMPLE, "kv.txt")
-            .unwrap()
-            .operations()
-            .unwrap();
+        let ops = parse_porcupine_kv(SAMPLE, "kv.txt").unwrap().operations().unwrap();
         assert_eq!(ops.len(), 2);
         assert_eq!(
             ops[0].op,
@@ -131,10 +106,7 @@ mod tests {
         let text = SAMPLE.replace("{:process 1, :type :ok", "{:process 1, :type :okay");
         let e = parse_porcupine_kv(&text, "kv.txt").unwrap_err();
         assert_eq!(e.line(), Some(4));
-        assert!(
-            e.to_string().starts_with("kv.txt:4: expected a :type"),
-            "{e}"
-        );
+        assert!(e.to_string().starts_with("kv.txt:4: expected a :type"), "{e}");
     }
 
     proptest! {

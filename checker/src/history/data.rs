@@ -94,10 +94,7 @@ impl<'de> Deserialize<'de> for Data {
                         return Err(de::Error::unknown_field(&k, &["hex"]));
                     }
                     let v: String = map.next_value()?;
-                    out = Some(
-                        unhex(&v)
-                            .ok_or_else(|| de::Error::custom(format!("bad hex string {v:?}")))?,
-                    );
+                    out = Some(unhex(&v).ok_or_else(|| de::Error::custom(format!("bad hex string {v:?}")))?);
                 }
                 out.map(Data).ok_or_else(|| de::Error::missing_field("hex"))
             }

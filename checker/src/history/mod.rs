@@ -56,12 +56,19 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         zxid: Option<Zxid>,
     },
-    /// A server committed (applied) a transaction.
+    /// A server committed (applied) a transaction. `session` and `xid`
+    /// name the request it came from (ZooKeeper's txn header), when known:
+    /// the simulator's clients use the operation id as the request xid, so
+    /// an indeterminate operation can be matched to its commit exactly.
     Commit {
         time: Time,
         server: u32,
         zxid: Zxid,
         txn: TxnRecord,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<SessionId>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        xid: Option<i64>,
     },
     /// A fault was injected or healed.
     Fault {
@@ -149,9 +156,7 @@ pub enum HistoryError {
     DuplicateInvoke { index: usize, id: OpId },
     #[error("event {index}: operation {id} completed twice")]
     DuplicateComplete { index: usize, id: OpId },
-    #[error(
-        "event {index}: operation {id} completes at {completed} before it was invoked at {invoked}"
-    )]
+    #[error("event {index}: operation {id} completes at {completed} before it was invoked at {invoked}")]
     CompleteBeforeInvoke {
         index: usize,
         id: OpId,
@@ -294,6 +299,8 @@ mod tests {
             zxid: None,
         });
         h.events.push(Event::Commit {
+            session: None,
+            xid: None,
             time: 15,
             server: 1,
             zxid: 0x1_0000_0002,

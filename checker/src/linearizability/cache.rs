@@ -95,8 +95,7 @@ impl<S: Eq + Hash> Cache<S> {
             }
             let i = (e - 1) as usize;
             if self.hashes[i] == hash
-                && self.words[i * self.words_per_entry..(i + 1) * self.words_per_entry]
-                    == *set.words()
+                && self.words[i * self.words_per_entry..(i + 1) * self.words_per_entry] == *set.words()
                 && self.states[i] == state
             {
                 return None;

@@ -25,11 +25,7 @@ pub struct Partition<I, O> {
 const SLICE: u64 = 1 << 15;
 
 /// Checks the operations of a single object.
-pub fn check_operations<M: Model>(
-    model: &M,
-    ops: &[LinOp<M::Input, M::Output>],
-    budget: Budget,
-) -> Verdict {
+pub fn check_operations<M: Model>(model: &M, ops: &[LinOp<M::Input, M::Output>], budget: Budget) -> Verdict {
     let part = [Partition {
         label: String::new(),
         ops: ops.to_vec(),
@@ -48,11 +44,7 @@ struct Shared<'a, M: Model> {
 }
 
 /// Checks independent partitions; linearizable iff every one is.
-pub fn check_partitions<M: Model>(
-    model: &M,
-    partitions: &[Partition<M::Input, M::Output>],
-    budget: Budget,
-) -> Verdict {
+pub fn check_partitions<M: Model>(model: &M, partitions: &[Partition<M::Input, M::Output>], budget: Budget) -> Verdict {
     let queue: VecDeque<_> = partitions
         .iter()
         .enumerate()
@@ -77,10 +69,7 @@ pub fn check_partitions<M: Model>(
         }
         work(model, partitions, &shared);
     });
-    let outcome = shared
-        .outcome
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner());
+    let outcome = shared.outcome.into_inner().unwrap_or_else(|p| p.into_inner());
     outcome.map_or(Verdict::Linearizable, |(_, v)| v)
 }
 
@@ -92,18 +81,9 @@ fn give_up<M: Model>(shared: &Shared<'_, M>, reason: UnknownReason) {
     shared.stop.store(true, Ordering::SeqCst);
 }
 
-fn work<'a, M: Model>(
-    model: &'a M,
-    partitions: &'a [Partition<M::Input, M::Output>],
-    shared: &Shared<'a, M>,
-) {
+fn work<'a, M: Model>(model: &'a M, partitions: &'a [Partition<M::Input, M::Output>], shared: &Shared<'a, M>) {
     while !shared.stop.load(Ordering::SeqCst) {
-        let Some((index, search)) = shared
-            .queue
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .pop_front()
-        else {
+        let Some((index, search)) = shared.queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else {
             return;
         };
         let mut slice = SLICE;
@@ -122,9 +102,7 @@ fn work<'a, M: Model>(
         let mut search = search.unwrap_or_else(|| Search::new(model, &partitions[index].ops));
         let before = search.steps();
         let progress = search.run(slice);
-        shared
-            .steps
-            .fetch_add(search.steps() - before, Ordering::SeqCst);
+        shared.steps.fetch_add(search.steps() - before, Ordering::SeqCst);
         match progress {
             Progress::Linearizable => {}
             Progress::Pending => shared
@@ -213,10 +191,7 @@ mod tests {
                 assert_eq!(w.partition, "easy");
                 assert_eq!(w.state, "nil");
                 assert!(w.prefix.is_empty());
-                assert_eq!(
-                    w.overdue.map(|o| o.operation),
-                    Some("read -> 5".to_string())
-                );
+                assert_eq!(w.overdue.map(|o| o.operation), Some("read -> 5".to_string()));
             }
             v => panic!("{v:?}"),
         }

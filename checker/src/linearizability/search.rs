@@ -79,9 +79,9 @@ impl<'a, M: Model> Search<'a, M> {
             if e != NIL && is_call(e) {
                 let i = op_of(e);
                 let op = &self.ops[i];
-                if let Some(next) =
-                    self.model
-                        .step(self.cache.state(self.state), &op.input, op.output.as_ref())
+                if let Some(next) = self
+                    .model
+                    .step(self.cache.state(self.state), &op.input, op.output.as_ref())
                 {
                     self.linearized.set(i);
                     if let Some(id) = self.cache.insert(&self.linearized, next) {
@@ -142,8 +142,7 @@ impl<'a, M: Model> Search<'a, M> {
             prefix.push(self.describe(i, self.model.describe_state(&state)));
         }
         let overdue_op = self.stuck.filter(|&e| e != NIL).map(op_of);
-        let horizon =
-            overdue_op.and_then(|i| self.ops[i].ret.filter(|_| self.ops[i].output.is_some()));
+        let horizon = overdue_op.and_then(|i| self.ops[i].ret.filter(|_| self.ops[i].output.is_some()));
         let mut blocked = Vec::new();
         for (i, op) in self.ops.iter().enumerate() {
             if in_prefix[i] || horizon.is_some_and(|t| op.call > t) {

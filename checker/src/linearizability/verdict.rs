@@ -80,11 +80,7 @@ impl fmt::Display for Witness {
             self.initial_state
         )?;
         for s in &self.prefix {
-            writeln!(
-                f,
-                "  op {} (client {}): {}  => {}",
-                s.id, s.client, s.operation, s.note
-            )?;
+            writeln!(f, "  op {} (client {}): {}  => {}", s.id, s.client, s.operation, s.note)?;
         }
         writeln!(f, "state after the prefix: {}", self.state)?;
         if let Some(o) = &self.overdue {
@@ -96,11 +92,7 @@ impl fmt::Display for Witness {
         }
         writeln!(f, "no pending operation can be placed next:")?;
         for s in &self.blocked {
-            writeln!(
-                f,
-                "  op {} (client {}): {}  -- {}",
-                s.id, s.client, s.operation, s.note
-            )?;
+            writeln!(f, "  op {} (client {}): {}  -- {}", s.id, s.client, s.operation, s.note)?;
         }
         Ok(())
     }

@@ -34,12 +34,7 @@ impl Model for Counter {
         0
     }
 
-    fn step(
-        &self,
-        state: &i64,
-        input: &CounterInput,
-        output: Option<&CounterOutput>,
-    ) -> Option<i64> {
+    fn step(&self, state: &i64, input: &CounterInput, output: Option<&CounterOutput>) -> Option<i64> {
         match (input, output) {
             (CounterInput::Increment { delta, .. }, None | Some(CounterOutput::Done)) => {
                 Some(state.wrapping_add(*delta))
@@ -49,9 +44,7 @@ impl Model for Counter {
                 (next == *v).then_some(next)
             }
             (CounterInput::Read { .. }, None) => Some(*state),
-            (CounterInput::Read { .. }, Some(CounterOutput::Value(v))) => {
-                (v == state).then_some(*state)
-            }
+            (CounterInput::Read { .. }, Some(CounterOutput::Value(v))) => (v == state).then_some(*state),
             (CounterInput::Read { .. }, Some(CounterOutput::Done)) => None,
         }
     }
@@ -79,9 +72,7 @@ impl Model for Counter {
 
     fn partition_key(&self, input: &CounterInput) -> Option<String> {
         match input {
-            CounterInput::Increment { counter, .. } | CounterInput::Read { counter } => {
-                Some(counter.clone())
-            }
+            CounterInput::Increment { counter, .. } | CounterInput::Read { counter } => Some(counter.clone()),
         }
     }
 }
@@ -97,47 +88,26 @@ mod tests {
         let s = m
             .step(
                 &0,
-                &CounterInput::Increment {
-                    counter: c(),
-                    delta: 2,
-                },
+                &CounterInput::Increment { counter: c(), delta: 2 },
                 Some(&CounterOutput::Value(2)),
             )
             .unwrap();
         assert!(m
             .step(
                 &s,
-                &CounterInput::Increment {
-                    counter: c(),
-                    delta: 1
-                },
+                &CounterInput::Increment { counter: c(), delta: 1 },
                 Some(&CounterOutput::Value(2))
             )
             .is_none());
         let s = m
-            .step(
-                &s,
-                &CounterInput::Increment {
-                    counter: c(),
-                    delta: 1,
-                },
-                None,
-            )
+            .step(&s, &CounterInput::Increment { counter: c(), delta: 1 }, None)
             .unwrap();
         assert_eq!(
-            m.step(
-                &s,
-                &CounterInput::Read { counter: c() },
-                Some(&CounterOutput::Value(3))
-            ),
+            m.step(&s, &CounterInput::Read { counter: c() }, Some(&CounterOutput::Value(3))),
             Some(3)
         );
         assert_eq!(
-            m.step(
-                &s,
-                &CounterInput::Read { counter: c() },
-                Some(&CounterOutput::Value(2))
-            ),
+            m.step(&s, &CounterInput::Read { counter: c() }, Some(&CounterOutput::Value(2))),
             None
         );
     }

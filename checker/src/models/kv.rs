@@ -75,9 +75,7 @@ impl Model for Kv {
 
     fn partition_key(&self, input: &KvInput) -> Option<String> {
         match input {
-            KvInput::Get { key } | KvInput::Put { key, .. } | KvInput::Append { key, .. } => {
-                Some(key.clone())
-            }
+            KvInput::Get { key } | KvInput::Put { key, .. } | KvInput::Append { key, .. } => Some(key.clone()),
         }
     }
 
@@ -121,18 +119,10 @@ mod tests {
             .unwrap();
         assert_eq!(s, "xy");
         assert!(m
-            .step(
-                &s,
-                &KvInput::Get { key: k() },
-                Some(&KvOutput::Got("x".into()))
-            )
+            .step(&s, &KvInput::Get { key: k() }, Some(&KvOutput::Got("x".into())))
             .is_none());
         assert!(m
-            .step(
-                &s,
-                &KvInput::Get { key: k() },
-                Some(&KvOutput::Got("xy".into()))
-            )
+            .step(&s, &KvInput::Get { key: k() }, Some(&KvOutput::Got("xy".into())))
             .is_some());
         assert_eq!(
             m.step(

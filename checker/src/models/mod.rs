@@ -40,12 +40,7 @@ pub trait Model: Sync {
     /// returned `output` in `state`. An unknown output (`None`) is never
     /// rejected: the operation then may or may not have taken effect, and if
     /// it could not take effect in `state` it leaves `state` unchanged.
-    fn step(
-        &self,
-        state: &Self::State,
-        input: &Self::Input,
-        output: Option<&Self::Output>,
-    ) -> Option<Self::State>;
+    fn step(&self, state: &Self::State, input: &Self::Input, output: Option<&Self::Output>) -> Option<Self::State>;
 
     /// Reads an operation of a history as an input; the error names what the
     /// model expected.
@@ -89,9 +84,7 @@ pub enum ModelError {
         op: String,
         expected: &'static str,
     },
-    #[error(
-        "operation {id}: model {model} cannot read the result {value} of {op}; expected {expected}"
-    )]
+    #[error("operation {id}: model {model} cannot read the result {value} of {op}; expected {expected}")]
     UnexpectedValue {
         id: OpId,
         model: &'static str,
@@ -105,34 +98,29 @@ pub enum ModelError {
 /// independent object (in key order). Operations that failed (definitely
 /// did not happen) are left out; indeterminate ones have no return time and
 /// an unknown output.
-pub fn partitions<M: Model>(
-    model: &M,
-    history: &History,
-) -> Result<Vec<ModelPartition<M>>, ModelError> {
+pub fn partitions<M: Model>(model: &M, history: &History) -> Result<Vec<ModelPartition<M>>, ModelError> {
     let mut by_key: BTreeMap<Option<String>, Vec<ModelOp<M>>> = BTreeMap::new();
     for op in history.operations()? {
         if !op.may_have_happened() {
             continue;
         }
-        let input = model
-            .input(&op)
-            .map_err(|expected| ModelError::UnsupportedOp {
-                id: op.id,
-                model: model.name(),
-                op: op_name(&op.op),
-                expected,
-            })?;
+        let input = model.input(&op).map_err(|expected| ModelError::UnsupportedOp {
+            id: op.id,
+            model: model.name(),
+            op: op_name(&op.op),
+            expected,
+        })?;
         let (ret, output) = match &op.outcome {
             Some(Outcome::Ok { value }) => {
-                let out = model.output(&input, value).map_err(|expected| {
-                    ModelError::UnexpectedValue {
+                let out = model
+                    .output(&input, value)
+                    .map_err(|expected| ModelError::UnexpectedValue {
                         id: op.id,
                         model: model.name(),
                         op: op_name(&op.op),
                         value: format!("{value:?}"),
                         expected,
-                    }
-                })?;
+                    })?;
                 (op.completed, Some(out))
             }
             _ => (None, None),
@@ -240,10 +228,7 @@ mod tests {
             op: Op::Sync { path: "/".into() },
         });
         let err = partitions(&Register::cas(), &h).unwrap_err();
-        assert!(
-            matches!(err, ModelError::UnsupportedOp { id: 7, .. }),
-            "{err}"
-        );
+        assert!(matches!(err, ModelError::UnsupportedOp { id: 7, .. }), "{err}");
         assert!(err.to_string().contains("Sync"), "{err}");
     }
 }

@@ -45,12 +45,7 @@ impl Model for Mutex {
         }
     }
 
-    fn step(
-        &self,
-        state: &MutexState,
-        input: &MutexInput,
-        output: Option<&MutexOutput>,
-    ) -> Option<MutexState> {
+    fn step(&self, state: &MutexState, input: &MutexInput, output: Option<&MutexOutput>) -> Option<MutexState> {
         match (input, output) {
             (MutexInput::Acquire { client, .. }, Some(MutexOutput::Acquired(token))) => {
                 if state.owner.is_some() {
@@ -75,12 +70,11 @@ impl Model for Mutex {
                 },
                 Some(_) => state.clone(),
             }),
-            (MutexInput::Release { client, .. }, Some(MutexOutput::Released)) => {
-                (state.owner == Some(*client)).then_some(MutexState {
+            (MutexInput::Release { client, .. }, Some(MutexOutput::Released)) => (state.owner == Some(*client))
+                .then_some(MutexState {
                     owner: None,
                     next_token: state.next_token,
-                })
-            }
+                }),
             (MutexInput::Release { client, .. }, None) => Some(if state.owner == Some(*client) {
                 MutexState {
                     owner: None,
@@ -95,10 +89,7 @@ impl Model for Mutex {
 
     fn input(&self, op: &Operation) -> Result<MutexInput, &'static str> {
         match &op.op {
-            Op::Acquire {
-                lock,
-                shared: false,
-            } => Ok(MutexInput::Acquire {
+            Op::Acquire { lock, shared: false } => Ok(MutexInput::Acquire {
                 lock: lock.clone(),
                 client: op.client,
             }),
@@ -106,9 +97,7 @@ impl Model for Mutex {
                 lock: lock.clone(),
                 client: op.client,
             }),
-            Op::Acquire { shared: true, .. } => {
-                Err("an exclusive acquire (this mutex has no shared side)")
-            }
+            Op::Acquire { shared: true, .. } => Err("an exclusive acquire (this mutex has no shared side)"),
             _ => Err("acquire or release"),
         }
     }
@@ -118,9 +107,7 @@ impl Model for Mutex {
             (MutexInput::Acquire { .. }, Value::Token { token } | Value::Int { value: token }) => {
                 Ok(MutexOutput::Acquired(Some(*token)))
             }
-            (MutexInput::Acquire { .. }, Value::Unit | Value::Nil) => {
-                Ok(MutexOutput::Acquired(None))
-            }
+            (MutexInput::Acquire { .. }, Value::Unit | Value::Nil) => Ok(MutexOutput::Acquired(None)),
             (MutexInput::Acquire { .. }, _) => Err("a fencing token (or unit) for an acquire"),
             (MutexInput::Release { .. }, Value::Unit | Value::Nil) => Ok(MutexOutput::Released),
             (MutexInput::Release { .. }, _) => Err("unit for a release"),
@@ -129,9 +116,7 @@ impl Model for Mutex {
 
     fn partition_key(&self, input: &MutexInput) -> Option<String> {
         match input {
-            MutexInput::Acquire { lock, .. } | MutexInput::Release { lock, .. } => {
-                Some(lock.clone())
-            }
+            MutexInput::Acquire { lock, .. } | MutexInput::Release { lock, .. } => Some(lock.clone()),
         }
     }
 
@@ -183,8 +168,7 @@ mod tests {
             .step(&m.init(), &acq(1), Some(&MutexOutput::Acquired(Some(5))))
             .unwrap();
         assert!(
-            m.step(&s, &acq(2), Some(&MutexOutput::Acquired(Some(6))))
-                .is_none(),
+            m.step(&s, &acq(2), Some(&MutexOutput::Acquired(Some(6)))).is_none(),
             "granted twice"
         );
         assert!(
@@ -193,20 +177,16 @@ mod tests {
         );
         let s = m.step(&s, &rel(1), Some(&MutexOutput::Released)).unwrap();
         assert!(
-            m.step(&s, &acq(2), Some(&MutexOutput::Acquired(Some(5))))
-                .is_none(),
+            m.step(&s, &acq(2), Some(&MutexOutput::Acquired(Some(5)))).is_none(),
             "token reused"
         );
         let s = m.step(&s, &acq(2), None).unwrap();
         assert_eq!(s.owner, Some(2));
         let s = m.step(&s, &rel(2), Some(&MutexOutput::Released)).unwrap();
         assert!(
-            m.step(&s, &acq(3), Some(&MutexOutput::Acquired(Some(6))))
-                .is_none(),
+            m.step(&s, &acq(3), Some(&MutexOutput::Acquired(Some(6)))).is_none(),
             "unknown acquire took 6 at least"
         );
-        assert!(m
-            .step(&s, &acq(3), Some(&MutexOutput::Acquired(Some(7))))
-            .is_some());
+        assert!(m.step(&s, &acq(3), Some(&MutexOutput::Acquired(Some(7)))).is_some());
     }
 }

@@ -46,9 +46,9 @@ impl ModelName {
     pub fn infer(history: &History) -> Option<ModelName> {
         history.events.iter().find_map(|e| match e {
             crate::history::Event::Invoke { op, .. } => match op {
-                Op::Read { key: Some(_) }
-                | Op::Write { key: Some(_), .. }
-                | Op::Cas { key: Some(_), .. } => Some(ModelName::MultiRegister),
+                Op::Read { key: Some(_) } | Op::Write { key: Some(_), .. } | Op::Cas { key: Some(_), .. } => {
+                    Some(ModelName::MultiRegister)
+                }
                 Op::Read { .. } | Op::Write { .. } | Op::Cas { .. } => Some(ModelName::CasRegister),
                 Op::Get { .. } | Op::Put { .. } | Op::Append { .. } => Some(ModelName::Kv),
                 Op::Enqueue { .. } | Op::Dequeue { .. } => Some(ModelName::Queue),

@@ -70,9 +70,7 @@ impl Model for Queue {
                 queue: queue.clone(),
                 item: item.clone(),
             }),
-            Op::Dequeue { queue } => Ok(QueueInput::Dequeue {
-                queue: queue.clone(),
-            }),
+            Op::Dequeue { queue } => Ok(QueueInput::Dequeue { queue: queue.clone() }),
             _ => Err("enqueue or dequeue"),
         }
     }
@@ -81,12 +79,8 @@ impl Model for Queue {
         match (input, value) {
             (QueueInput::Enqueue { .. }, Value::Unit) => Ok(QueueOutput::Enqueued),
             (QueueInput::Enqueue { .. }, _) => Err("unit for an enqueue"),
-            (QueueInput::Dequeue { .. }, Value::Item { item }) => {
-                Ok(QueueOutput::Dequeued(item.clone()))
-            }
-            (QueueInput::Dequeue { .. }, Value::Str { value }) => {
-                Ok(QueueOutput::Dequeued(Some(value.clone())))
-            }
+            (QueueInput::Dequeue { .. }, Value::Item { item }) => Ok(QueueOutput::Dequeued(item.clone())),
+            (QueueInput::Dequeue { .. }, Value::Str { value }) => Ok(QueueOutput::Dequeued(Some(value.clone()))),
             (QueueInput::Dequeue { .. }, Value::Nil) => Ok(QueueOutput::Dequeued(None)),
             (QueueInput::Dequeue { .. }, _) => Err("an item or nil for a dequeue"),
         }
@@ -94,9 +88,7 @@ impl Model for Queue {
 
     fn partition_key(&self, input: &QueueInput) -> Option<String> {
         match input {
-            QueueInput::Enqueue { queue, .. } | QueueInput::Dequeue { queue } => {
-                Some(queue.clone())
-            }
+            QueueInput::Enqueue { queue, .. } | QueueInput::Dequeue { queue } => Some(queue.clone()),
         }
     }
 }
@@ -114,9 +106,7 @@ mod tests {
             item: i.into(),
         };
         let deq = QueueInput::Dequeue { queue: q() };
-        let s = m
-            .step(&m.init(), &enq("a"), Some(&QueueOutput::Enqueued))
-            .unwrap();
+        let s = m.step(&m.init(), &enq("a"), Some(&QueueOutput::Enqueued)).unwrap();
         let s = m.step(&s, &enq("b"), Some(&QueueOutput::Enqueued)).unwrap();
         assert!(m
             .step(&s, &deq, Some(&QueueOutput::Dequeued(Some("b".into()))))
@@ -128,8 +118,6 @@ mod tests {
         assert!(m
             .step(&s, &deq, Some(&QueueOutput::Dequeued(Some("b".into()))))
             .is_none());
-        assert!(m
-            .step(&s, &deq, Some(&QueueOutput::Dequeued(None)))
-            .is_some());
+        assert!(m.step(&s, &deq, Some(&QueueOutput::Dequeued(None))).is_some());
     }
 }

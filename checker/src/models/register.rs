@@ -65,17 +65,10 @@ impl Model for Register {
         None
     }
 
-    fn step(
-        &self,
-        state: &Option<i64>,
-        input: &RegisterInput,
-        output: Option<&RegisterOutput>,
-    ) -> Option<Option<i64>> {
+    fn step(&self, state: &Option<i64>, input: &RegisterInput, output: Option<&RegisterOutput>) -> Option<Option<i64>> {
         match (input, output) {
             (RegisterInput::Read { .. }, None) => Some(*state),
-            (RegisterInput::Read { .. }, Some(RegisterOutput::Read(v))) => {
-                (v == state).then_some(*state)
-            }
+            (RegisterInput::Read { .. }, Some(RegisterOutput::Read(v))) => (v == state).then_some(*state),
             (RegisterInput::Read { .. }, Some(_)) => None,
             (RegisterInput::Write { value, .. }, _) => Some(Some(*value)),
             (RegisterInput::Cas { expected, new, .. }, out) => {
@@ -110,30 +103,22 @@ impl Model for Register {
 
     fn output(&self, input: &RegisterInput, value: &Value) -> Result<RegisterOutput, &'static str> {
         match (input, value) {
-            (RegisterInput::Read { .. }, Value::Int { value }) => {
-                Ok(RegisterOutput::Read(Some(*value)))
-            }
+            (RegisterInput::Read { .. }, Value::Int { value }) => Ok(RegisterOutput::Read(Some(*value))),
             (RegisterInput::Read { .. }, Value::Nil) => Ok(RegisterOutput::Read(None)),
             (RegisterInput::Read { .. }, _) => Err("an integer or nil for a read"),
-            (RegisterInput::Write { .. }, Value::Unit | Value::Bool { value: true }) => {
-                Ok(RegisterOutput::Done)
-            }
+            (RegisterInput::Write { .. }, Value::Unit | Value::Bool { value: true }) => Ok(RegisterOutput::Done),
             (RegisterInput::Write { .. }, _) => Err("unit for a write"),
-            (RegisterInput::Cas { .. }, Value::Unit | Value::Bool { value: true }) => {
-                Ok(RegisterOutput::Done)
-            }
-            (RegisterInput::Cas { .. }, Value::Bool { value: false }) => {
-                Ok(RegisterOutput::CasFailed)
-            }
+            (RegisterInput::Cas { .. }, Value::Unit | Value::Bool { value: true }) => Ok(RegisterOutput::Done),
+            (RegisterInput::Cas { .. }, Value::Bool { value: false }) => Ok(RegisterOutput::CasFailed),
             (RegisterInput::Cas { .. }, _) => Err("unit or a boolean for a cas"),
         }
     }
 
     fn partition_key(&self, input: &RegisterInput) -> Option<String> {
         match input {
-            RegisterInput::Read { key }
-            | RegisterInput::Write { key, .. }
-            | RegisterInput::Cas { key, .. } => key.clone(),
+            RegisterInput::Read { key } | RegisterInput::Write { key, .. } | RegisterInput::Cas { key, .. } => {
+                key.clone()
+            }
         }
     }
 
@@ -144,14 +129,9 @@ impl Model for Register {
                 format!("read -> {}", show(v))
             }
             (RegisterInput::Read { .. }, _) => "read -> ?".to_string(),
-            (RegisterInput::Write { value, .. }, o) => format!(
-                "write {value}{}",
-                if o.is_none() {
-                    " (outcome unknown)"
-                } else {
-                    ""
-                }
-            ),
+            (RegisterInput::Write { value, .. }, o) => {
+                format!("write {value}{}", if o.is_none() { " (outcome unknown)" } else { "" })
+            }
             (RegisterInput::Cas { expected, new, .. }, o) => format!(
                 "cas {expected} -> {new}{}",
                 match o {
@@ -184,37 +164,22 @@ mod tests {
     fn reads_see_the_state() {
         let m = Register::cas();
         let read = RegisterInput::Read { key: None };
-        assert_eq!(
-            m.step(&None, &read, Some(&RegisterOutput::Read(None))),
-            Some(None)
-        );
-        assert_eq!(
-            m.step(&Some(1), &read, Some(&RegisterOutput::Read(None))),
-            None
-        );
+        assert_eq!(m.step(&None, &read, Some(&RegisterOutput::Read(None))), Some(None));
+        assert_eq!(m.step(&Some(1), &read, Some(&RegisterOutput::Read(None))), None);
         assert_eq!(m.step(&Some(1), &read, None), Some(Some(1)));
     }
 
     #[test]
     fn cas_applies_only_when_expected() {
         let m = Register::cas();
-        assert_eq!(
-            m.step(&Some(1), &cas(1, 2), Some(&RegisterOutput::Done)),
-            Some(Some(2))
-        );
-        assert_eq!(
-            m.step(&Some(3), &cas(1, 2), Some(&RegisterOutput::Done)),
-            None
-        );
+        assert_eq!(m.step(&Some(1), &cas(1, 2), Some(&RegisterOutput::Done)), Some(Some(2)));
+        assert_eq!(m.step(&Some(3), &cas(1, 2), Some(&RegisterOutput::Done)), None);
         assert_eq!(m.step(&None, &cas(1, 2), Some(&RegisterOutput::Done)), None);
         assert_eq!(
             m.step(&Some(3), &cas(1, 2), Some(&RegisterOutput::CasFailed)),
             Some(Some(3))
         );
-        assert_eq!(
-            m.step(&Some(1), &cas(1, 2), Some(&RegisterOutput::CasFailed)),
-            None
-        );
+        assert_eq!(m.step(&Some(1), &cas(1, 2), Some(&RegisterOutput::CasFailed)), None);
         // unknown outcome: applies if it can, else no effect
         assert_eq!(m.step(&Some(1), &cas(1, 2), None), Some(Some(2)));
         assert_eq!(m.step(&Some(5), &cas(1, 2), None), Some(Some(5)));

@@ -36,12 +36,7 @@ impl Model for Set {
         BTreeSet::new()
     }
 
-    fn step(
-        &self,
-        state: &BTreeSet<String>,
-        input: &SetInput,
-        output: Option<&SetOutput>,
-    ) -> Option<BTreeSet<String>> {
+    fn step(&self, state: &BTreeSet<String>, input: &SetInput, output: Option<&SetOutput>) -> Option<BTreeSet<String>> {
         match (input, output) {
             (SetInput::Add { member, .. }, None | Some(SetOutput::Done)) => {
                 let mut s = state.clone();
@@ -54,9 +49,7 @@ impl Model for Set {
                 Some(s)
             }
             (SetInput::Read { .. }, None) => Some(state.clone()),
-            (SetInput::Read { .. }, Some(SetOutput::Members(m))) => {
-                (m == state).then(|| state.clone())
-            }
+            (SetInput::Read { .. }, Some(SetOutput::Members(m))) => (m == state).then(|| state.clone()),
             _ => None,
         }
     }
@@ -78,9 +71,7 @@ impl Model for Set {
 
     fn output(&self, input: &SetInput, value: &Value) -> Result<SetOutput, &'static str> {
         match (input, value) {
-            (SetInput::Read { .. }, Value::Names { names }) => {
-                Ok(SetOutput::Members(names.iter().cloned().collect()))
-            }
+            (SetInput::Read { .. }, Value::Names { names }) => Ok(SetOutput::Members(names.iter().cloned().collect())),
             (SetInput::Read { .. }, _) => Err("names for a members read"),
             (_, Value::Unit) => Ok(SetOutput::Done),
             _ => Err("unit for a join or leave"),
@@ -89,9 +80,7 @@ impl Model for Set {
 
     fn partition_key(&self, input: &SetInput) -> Option<String> {
         match input {
-            SetInput::Add { set, .. } | SetInput::Remove { set, .. } | SetInput::Read { set } => {
-                Some(set.clone())
-            }
+            SetInput::Add { set, .. } | SetInput::Remove { set, .. } | SetInput::Read { set } => Some(set.clone()),
         }
     }
 }
@@ -136,19 +125,13 @@ mod tests {
             .unwrap();
         let read = SetInput::Read { set: g() };
         assert!(m
-            .step(
-                &s,
-                &read,
-                Some(&SetOutput::Members(["b".to_string()].into()))
-            )
+            .step(&s, &read, Some(&SetOutput::Members(["b".to_string()].into())))
             .is_some());
         assert!(m
             .step(
                 &s,
                 &read,
-                Some(&SetOutput::Members(
-                    ["a".to_string(), "b".to_string()].into()
-                ))
+                Some(&SetOutput::Members(["a".to_string(), "b".to_string()].into()))
             )
             .is_none());
     }

@@ -32,10 +32,7 @@ fn name_of(op: &Op) -> Option<&str> {
     }
 }
 
-fn clients_invoked_before<'a>(
-    xs: impl Iterator<Item = &'a &'a Operation>,
-    t: Time,
-) -> BTreeSet<ClientId> {
+fn clients_invoked_before<'a>(xs: impl Iterator<Item = &'a &'a Operation>, t: Time) -> BTreeSet<ClientId> {
     xs.filter(|o| o.invoked < t).map(|o| o.client).collect()
 }
 
@@ -85,20 +82,24 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
                     );
                 }
             } else if !enters.is_empty() {
-                let n = p.barrier_size.unwrap_or_else(|| {
-                    enters
-                        .iter()
-                        .map(|e| e.client)
-                        .collect::<BTreeSet<_>>()
-                        .len()
-                });
+                let n = p
+                    .barrier_size
+                    .unwrap_or_else(|| enters.iter().map(|e| e.client).collect::<BTreeSet<_>>().len());
                 let entered = clients_invoked_before(enters.iter(), passed);
                 if entered.len() < n {
                     r.violation(
-                        Violation::new("passed-before-n-entered", format!("barrier {name}: {} returned at {} when only {} of {n} clients had entered", describe(w), ms(passed), entered.len()))
-                            .ops([w.id])
-                            .clients([w.client])
-                            .times([passed]),
+                        Violation::new(
+                            "passed-before-n-entered",
+                            format!(
+                                "barrier {name}: {} returned at {} when only {} of {n} clients had entered",
+                                describe(w),
+                                ms(passed),
+                                entered.len()
+                            ),
+                        )
+                        .ops([w.id])
+                        .clients([w.client])
+                        .times([passed]),
                     );
                 }
             }
@@ -199,38 +200,11 @@ mod tests {
     #[test]
     fn single_barrier_removal() {
         let mut b = Builder::new();
-        b.ok(
-            0,
-            1,
-            0,
-            op(|barrier| Op::BarrierSet { barrier }),
-            Value::Unit,
-        );
-        b.ok(
-            2,
-            10,
-            1,
-            op(|barrier| Op::BarrierWait { barrier }),
-            Value::Unit,
-        );
-        b.ok(
-            8,
-            9,
-            0,
-            op(|barrier| Op::BarrierRemove { barrier }),
-            Value::Unit,
-        );
-        assert_eq!(
-            check(&b.clone_build(), &Params::default()).verdict,
-            Verdict::Pass
-        );
-        b.ok(
-            3,
-            5,
-            2,
-            op(|barrier| Op::BarrierWait { barrier }),
-            Value::Unit,
-        );
+        b.ok(0, 1, 0, op(|barrier| Op::BarrierSet { barrier }), Value::Unit);
+        b.ok(2, 10, 1, op(|barrier| Op::BarrierWait { barrier }), Value::Unit);
+        b.ok(8, 9, 0, op(|barrier| Op::BarrierRemove { barrier }), Value::Unit);
+        assert_eq!(check(&b.clone_build(), &Params::default()).verdict, Verdict::Pass);
+        b.ok(3, 5, 2, op(|barrier| Op::BarrierWait { barrier }), Value::Unit);
         let r = check(&b.build(), &Params::default());
         assert_eq!(r.kinds(), vec!["passed-before-removal"]);
     }
@@ -238,27 +212,9 @@ mod tests {
     #[test]
     fn single_barrier_n_entered() {
         let mut b = Builder::new();
-        b.ok(
-            0,
-            1,
-            1,
-            op(|barrier| Op::BarrierEnter { barrier }),
-            Value::Unit,
-        );
-        b.ok(
-            2,
-            3,
-            2,
-            op(|barrier| Op::BarrierEnter { barrier }),
-            Value::Unit,
-        );
-        b.ok(
-            1,
-            4,
-            1,
-            op(|barrier| Op::BarrierWait { barrier }),
-            Value::Unit,
-        );
+        b.ok(0, 1, 1, op(|barrier| Op::BarrierEnter { barrier }), Value::Unit);
+        b.ok(2, 3, 2, op(|barrier| Op::BarrierEnter { barrier }), Value::Unit);
+        b.ok(1, 4, 1, op(|barrier| Op::BarrierWait { barrier }), Value::Unit);
         let h = b.build();
         assert_eq!(check(&h, &Params::default()).verdict, Verdict::Pass);
         assert_eq!(
@@ -283,10 +239,7 @@ mod tests {
         b.ok(4, 6, 2, enter(), Value::Unit);
         b.ok(10, 20, 1, leave(), Value::Unit);
         b.ok(15, 21, 2, leave(), Value::Unit);
-        assert_eq!(
-            check_double(&b.build(), &Params::default()).verdict,
-            Verdict::Pass
-        );
+        assert_eq!(check_double(&b.build(), &Params::default()).verdict, Verdict::Pass);
 
         let mut b = Builder::new();
         b.ok(0, 2, 1, enter(), Value::Unit); // passes before client 2 entered

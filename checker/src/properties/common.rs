@@ -39,11 +39,7 @@ pub fn short_op(op: &Op) -> String {
     let Ok(serde_json::Value::Object(map)) = serde_json::to_value(op) else {
         return format!("{op:?}");
     };
-    let name = map
-        .get("f")
-        .and_then(|v| v.as_str())
-        .unwrap_or("op")
-        .to_string();
+    let name = map.get("f").and_then(|v| v.as_str()).unwrap_or("op").to_string();
     let mut parts = vec![name];
     for (k, v) in map.iter().filter(|(k, _)| k.as_str() != "f") {
         let text = match v {
@@ -58,10 +54,7 @@ pub fn short_op(op: &Op) -> String {
 /// "op 7 (client 2, acquire lock=/l, 10–12 ms)".
 pub fn describe(o: &Operation) -> String {
     let done = o.completed.map(ms).unwrap_or_else(|| "pending".into());
-    let session = o
-        .session
-        .map(|s| format!(", session {s:#x}"))
-        .unwrap_or_default();
+    let session = o.session.map(|s| format!(", session {s:#x}")).unwrap_or_default();
     format!(
         "op {} (client {}{session}, {}, {}–{})",
         o.id,
@@ -79,12 +72,7 @@ pub fn is_session_end(state: &str) -> bool {
 
 /// The first time after `after` that the session of `o` (or, without a
 /// session id, any session of its client) was observed ended.
-pub fn session_end_after(
-    h: &History,
-    client: ClientId,
-    session: Option<SessionId>,
-    after: Time,
-) -> Option<Time> {
+pub fn session_end_after(h: &History, client: ClientId, session: Option<SessionId>, after: Time) -> Option<Time> {
     h.events
         .iter()
         .filter_map(|e| match e {
@@ -94,11 +82,7 @@ pub fn session_end_after(
                 session: s,
                 state,
                 ..
-            } if *c == client
-                && is_session_end(state)
-                && *time > after
-                && session.is_none_or(|x| x == *s) =>
-            {
+            } if *c == client && is_session_end(state) && *time > after && session.is_none_or(|x| x == *s) => {
                 Some(*time)
             }
             _ => None,
@@ -116,18 +100,13 @@ pub fn last_alive(
     floor: Time,
     before: Time,
 ) -> Time {
-    let same =
-        |c: ClientId, s: Option<SessionId>| c == client && (session.is_none() || s == session);
+    let same = |c: ClientId, s: Option<SessionId>| c == client && (session.is_none() || s == session);
     // Replies from the protected resource (fenced writes, leader actions) say
     // nothing about the ZooKeeper session.
     let talks_to_zk = |op: &Op| !matches!(op, Op::FencedWrite { .. } | Op::LeaderAct { .. });
     let from_ops = ops
         .iter()
-        .filter(|o| {
-            same(o.client, o.session)
-                && talks_to_zk(&o.op)
-                && matches!(o.outcome, Some(Outcome::Ok { .. }))
-        })
+        .filter(|o| same(o.client, o.session) && talks_to_zk(&o.op) && matches!(o.outcome, Some(Outcome::Ok { .. })))
         .filter_map(|o| o.completed)
         .filter(|t| *t < before);
     let from_events = h.events.iter().filter_map(|e| match e {
@@ -137,12 +116,7 @@ pub fn last_alive(
             session: s,
             state,
             ..
-        } if same(*c, Some(*s))
-            && state.to_ascii_lowercase().starts_with("connected")
-            && *time < before =>
-        {
-            Some(*time)
-        }
+        } if same(*c, Some(*s)) && state.to_ascii_lowercase().starts_with("connected") && *time < before => Some(*time),
         _ => None,
     });
     from_ops.chain(from_events).fold(floor, Time::max)

@@ -89,9 +89,7 @@ mod tests {
         }
     }
     fn read() -> Op {
-        Op::CounterRead {
-            counter: "c".into(),
-        }
+        Op::CounterRead { counter: "c".into() }
     }
 
     #[test]
@@ -111,14 +109,9 @@ mod tests {
         b.ok(2, 3, 1, inc(), Value::Int { value: 3 });
         b.ok(10, 11, 2, read(), Value::Int { value: 3 });
         let r = check(&b.build(), &Params::default());
-        assert_eq!(
-            r.kinds(),
-            vec!["counter-out-of-bounds", "counter-out-of-bounds"]
-        );
+        assert_eq!(r.kinds(), vec!["counter-out-of-bounds", "counter-out-of-bounds"]);
         assert!(
-            r.violations[0]
-                .explanation
-                .contains("above the possible range [2, 2]"),
+            r.violations[0].explanation.contains("above the possible range [2, 2]"),
             "{}",
             r.violations[0].explanation
         );

@@ -30,9 +30,7 @@ pub fn check(h: &History, _p: &Params) -> CheckResult {
                     campaigns.entry(election).or_default().push((o, t));
                 }
             }
-            Op::LeaderAct { election, token } if succeeded(o) => {
-                acts.entry(election).or_default().push((o, *token))
-            }
+            Op::LeaderAct { election, token } if succeeded(o) => acts.entry(election).or_default().push((o, *token)),
             _ => {}
         }
     }
@@ -71,9 +69,16 @@ pub fn check(h: &History, _p: &Params) -> CheckResult {
                 continue; // already reported as two leaders in one epoch
             }
             r.violation(
-                Violation::new("token-not-increasing", format!("election {election}: {} was elected with token {tb} after {} had been elected with token {ta}", describe(ob), describe(oa)))
-                    .ops([oa.id, ob.id])
-                    .clients([oa.client, ob.client]),
+                Violation::new(
+                    "token-not-increasing",
+                    format!(
+                        "election {election}: {} was elected with token {tb} after {} had been elected with token {ta}",
+                        describe(ob),
+                        describe(oa)
+                    ),
+                )
+                .ops([oa.id, ob.id])
+                .clients([oa.client, ob.client]),
             );
         }
     }
@@ -100,9 +105,7 @@ mod tests {
     use crate::properties::Verdict;
 
     fn camp() -> Op {
-        Op::Campaign {
-            election: "e".into(),
-        }
+        Op::Campaign { election: "e".into() }
     }
     fn act(t: i64) -> Op {
         Op::LeaderAct {
@@ -135,11 +138,7 @@ mod tests {
         let r = check(&b.build(), &Params::default());
         assert_eq!(
             r.kinds(),
-            vec![
-                "two-leaders-one-epoch",
-                "token-not-increasing",
-                "stale-leader-acted"
-            ],
+            vec!["two-leaders-one-epoch", "token-not-increasing", "stale-leader-acted"],
             "{r:#?}"
         );
     }

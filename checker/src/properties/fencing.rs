@@ -54,11 +54,7 @@ pub fn check(h: &History, _p: &Params) -> CheckResult {
     }
     let mut issued: BTreeMap<(&str, i64), &Operation> = BTreeMap::new();
     for o in &ops {
-        let Op::Acquire {
-            lock,
-            shared: false,
-        } = &o.op
-        else {
+        let Op::Acquire { lock, shared: false } = &o.op else {
             continue;
         };
         let Some(t) = token(o).filter(|_| succeeded(o)) else {
@@ -119,8 +115,7 @@ mod tests {
         let r = check(&b.build(), &Params::default());
         assert_eq!(r.kinds(), vec!["stale-token-accepted"]);
         assert!(
-            r.violations[0].explanation.contains("token 2")
-                && r.violations[0].explanation.contains("newer token 3")
+            r.violations[0].explanation.contains("token 2") && r.violations[0].explanation.contains("newer token 3")
         );
     }
 
@@ -147,9 +142,6 @@ mod tests {
             },
             Value::Token { token: 4 },
         );
-        assert_eq!(
-            check(&b.build(), &Params::default()).kinds(),
-            vec!["duplicate-token"]
-        );
+        assert_eq!(check(&b.build(), &Params::default()).kinds(), vec!["duplicate-token"]);
     }
 }

@@ -45,13 +45,9 @@ fn held_by_other(h: &History, ops: &[Operation], o: &Operation, at: Time) -> boo
             && succeeded(a)
             && a.completed.is_some_and(|t| t <= at)
             && !ops.iter().any(|r| {
-                r.client == a.client
-                    && gives_up(&r.op)
-                    && r.invoked >= a.completed.unwrap_or(0)
-                    && r.invoked <= at
+                r.client == a.client && gives_up(&r.op) && r.invoked >= a.completed.unwrap_or(0) && r.invoked <= at
             })
-            && session_end_after(h, a.client, a.session, a.completed.unwrap_or(0))
-                .is_none_or(|e| e > at)
+            && session_end_after(h, a.client, a.session, a.completed.unwrap_or(0)).is_none_or(|e| e > at)
     })
 }
 
@@ -61,16 +57,12 @@ fn excused(h: &History, ops: &[Operation], o: &Operation, at: Time) -> bool {
         Op::Dequeue { queue } => {
             let acked = ops
                 .iter()
-                .filter(|e| {
-                    matches!(&e.op, Op::Enqueue { queue: q, .. } if q == queue) && succeeded(e)
-                })
+                .filter(|e| matches!(&e.op, Op::Enqueue { queue: q, .. } if q == queue) && succeeded(e))
                 .count();
             let delivered = ops
                 .iter()
                 .filter(|d| {
-                    matches!(&d.op, Op::Dequeue { queue: q } if q == queue)
-                        && d.id != o.id
-                        && d.may_have_happened()
+                    matches!(&d.op, Op::Dequeue { queue: q } if q == queue) && d.id != o.id && d.may_have_happened()
                 })
                 .count();
             delivered >= acked
@@ -79,9 +71,9 @@ fn excused(h: &History, ops: &[Operation], o: &Operation, at: Time) -> bool {
             let set = ops
                 .iter()
                 .any(|s| matches!(&s.op, Op::BarrierSet { barrier: b } if b == barrier));
-            set && !ops.iter().any(|x| {
-                matches!(&x.op, Op::BarrierRemove { barrier: b } if b == barrier) && x.invoked <= at
-            })
+            set && !ops
+                .iter()
+                .any(|x| matches!(&x.op, Op::BarrierRemove { barrier: b } if b == barrier) && x.invoked <= at)
         }
         _ => false,
     }
@@ -137,13 +129,12 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
         );
     }
     if too_short > 0 {
-        r.undecided(format!("{too_short} operation(s) still pending, but the history ends less than the bound after they began waiting"));
+        r.undecided(format!(
+            "{too_short} operation(s) still pending, but the history ends less than the bound after they began waiting"
+        ));
     }
     r.figure("healed_at_ms", heal as f64 / NS_PER_MS as f64);
-    r.figure(
-        "longest_wait_after_heal_ms",
-        longest as f64 / NS_PER_MS as f64,
-    );
+    r.figure("longest_wait_after_heal_ms", longest as f64 / NS_PER_MS as f64);
     r
 }
 

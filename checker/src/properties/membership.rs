@@ -28,10 +28,7 @@ pub fn check_membership(h: &History, p: &Params) -> CheckResult {
     };
     let mut r = CheckResult::new(MEMBERSHIP);
     let Some(heal) = healed_at(h, p) else {
-        return CheckResult::unknown(
-            MEMBERSHIP,
-            "the faults never healed: convergence is not required",
-        );
+        return CheckResult::unknown(MEMBERSHIP, "the faults never healed: convergence is not required");
     };
     let mut groups: BTreeMap<&str, Vec<&Operation>> = BTreeMap::new();
     for o in &ops {
@@ -46,9 +43,7 @@ pub fn check_membership(h: &History, p: &Params) -> CheckResult {
             .filter(|o| matches!(o.op, Op::Members { .. }) && o.invoked >= heal)
         {
             if let Some(Value::Names { names }) = ok_value(o) {
-                let newer = last
-                    .get(&o.client)
-                    .is_none_or(|(prev, _)| prev.invoked < o.invoked);
+                let newer = last.get(&o.client).is_none_or(|(prev, _)| prev.invoked < o.invoked);
                 if newer {
                     last.insert(o.client, (o, names.iter().map(String::as_str).collect()));
                 }
@@ -59,9 +54,18 @@ pub fn check_membership(h: &History, p: &Params) -> CheckResult {
             for (o, v) in &views[1..] {
                 if v != fv {
                     r.violation(
-                        Violation::new("views-diverge", format!("group {group}: after the heal {} ended with [{}] but {} ended with [{}]", describe(first), join(fv), describe(o), join(v)))
-                            .ops([first.id, o.id])
-                            .clients([first.client, o.client]),
+                        Violation::new(
+                            "views-diverge",
+                            format!(
+                                "group {group}: after the heal {} ended with [{}] but {} ended with [{}]",
+                                describe(first),
+                                join(fv),
+                                describe(o),
+                                join(v)
+                            ),
+                        )
+                        .ops([first.id, o.id])
+                        .clients([first.client, o.client]),
                     );
                 }
             }
@@ -134,19 +138,13 @@ pub fn check_config(h: &History, p: &Params) -> CheckResult {
     };
     let mut r = CheckResult::new(CONFIG);
     let heal = healed_at(h, p);
-    let mut keys: BTreeMap<&str, (Vec<&Operation>, Vec<(&Operation, Option<&str>, i64)>)> =
-        BTreeMap::new();
+    let mut keys: BTreeMap<&str, (Vec<&Operation>, Vec<(&Operation, Option<&str>, i64)>)> = BTreeMap::new();
     for o in &ops {
         match &o.op {
-            Op::ConfigSet { key, .. } if o.may_have_happened() => {
-                keys.entry(key).or_default().0.push(o)
-            }
+            Op::ConfigSet { key, .. } if o.may_have_happened() => keys.entry(key).or_default().0.push(o),
             Op::ConfigGet { key } => {
                 if let Some(Value::Versioned { value, version }) = ok_value(o) {
-                    keys.entry(key)
-                        .or_default()
-                        .1
-                        .push((o, value.as_deref(), *version));
+                    keys.entry(key).or_default().1.push((o, value.as_deref(), *version));
                 }
             }
             _ => {}
@@ -160,9 +158,17 @@ pub fn check_config(h: &History, p: &Params) -> CheckResult {
             if let Some((prev, pv)) = seen.get(&o.client) {
                 if version < pv {
                     r.violation(
-                        Violation::new("config-went-back", format!("key {key}: client {} saw version {pv} ({}) and later version {version} ({})", o.client, describe(prev), describe(o)))
-                            .ops([prev.id, o.id])
-                            .clients([o.client]),
+                        Violation::new(
+                            "config-went-back",
+                            format!(
+                                "key {key}: client {} saw version {pv} ({}) and later version {version} ({})",
+                                o.client,
+                                describe(prev),
+                                describe(o)
+                            ),
+                        )
+                        .ops([prev.id, o.id])
+                        .clients([o.client]),
                     );
                 }
             }
@@ -171,7 +177,16 @@ pub fn check_config(h: &History, p: &Params) -> CheckResult {
             }
             match by_version.get(version) {
                 Some((other, v)) if v != value => r.violation(
-                    Violation::new("config-version-conflict", format!("key {key}: version {version} read as {v:?} by {} and as {value:?} by {}", describe(other), describe(o))).ops([other.id, o.id]).clients([other.client, o.client]),
+                    Violation::new(
+                        "config-version-conflict",
+                        format!(
+                            "key {key}: version {version} read as {v:?} by {} and as {value:?} by {}",
+                            describe(other),
+                            describe(o)
+                        ),
+                    )
+                    .ops([other.id, o.id])
+                    .clients([other.client, o.client]),
                 ),
                 Some(_) => {}
                 None => {
@@ -180,34 +195,33 @@ pub fn check_config(h: &History, p: &Params) -> CheckResult {
             }
         }
         let Some(heal) = heal else { continue };
-        let sets_done = sets
-            .iter()
-            .map(|s| s.completed.unwrap_or(u64::MAX))
-            .max()
-            .unwrap_or(0);
+        let sets_done = sets.iter().map(|s| s.completed.unwrap_or(u64::MAX)).max().unwrap_or(0);
         let finals: BTreeSet<&str> = sets
             .iter()
-            .filter(|s| {
-                !sets
-                    .iter()
-                    .any(|t| s.completed.is_some_and(|d| d < t.invoked))
-            })
+            .filter(|s| !sets.iter().any(|t| s.completed.is_some_and(|d| d < t.invoked)))
             .filter_map(|s| match &s.op {
                 Op::ConfigSet { value, .. } => Some(value.as_str()),
                 _ => None,
             })
             .collect();
         let mut last: BTreeMap<ClientId, (&Operation, Option<&str>)> = BTreeMap::new();
-        for (o, value, _) in gets
-            .iter()
-            .filter(|(o, _, _)| o.invoked >= heal.max(sets_done))
-        {
+        for (o, value, _) in gets.iter().filter(|(o, _, _)| o.invoked >= heal.max(sets_done)) {
             last.insert(o.client, (o, *value));
         }
         for (o, value) in last.values() {
             if !finals.is_empty() && !value.is_some_and(|v| finals.contains(v)) {
                 let expect = finals.iter().copied().collect::<Vec<_>>().join(" or ");
-                r.violation(Violation::new("config-not-converged", format!("key {key}: after the heal and the last set, {} still read {value:?}, expected {expect}", describe(o))).ops([o.id]).clients([o.client]));
+                r.violation(
+                    Violation::new(
+                        "config-not-converged",
+                        format!(
+                            "key {key}: after the heal and the last set, {} still read {value:?}, expected {expect}",
+                            describe(o)
+                        ),
+                    )
+                    .ops([o.id])
+                    .clients([o.client]),
+                );
             }
         }
     }
@@ -295,10 +309,6 @@ mod tests {
         );
         b.ok(8, 9, 2, get(), ver("x", 1));
         let r = check_config(&b.build(), &Params::default());
-        assert_eq!(
-            r.kinds(),
-            vec!["config-went-back", "config-not-converged"],
-            "{r:#?}"
-        );
+        assert_eq!(r.kinds(), vec!["config-went-back", "config-not-converged"], "{r:#?}");
     }
 }

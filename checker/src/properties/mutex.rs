@@ -38,9 +38,7 @@ fn holds(h: &History, ops: &[Operation]) -> BTreeMap<String, Vec<Hold>> {
             continue;
         };
         let release = ops.iter().find(|r| {
-            r.client == a.client
-                && r.invoked >= start
-                && matches!(&r.op, Op::Release { lock: l } if l == lock)
+            r.client == a.client && r.invoked >= start && matches!(&r.op, Op::Release { lock: l } if l == lock)
         });
         let mut end = release.map_or(Time::MAX, |r| r.invoked);
         let mut why_end = release.map_or_else(
@@ -90,10 +88,7 @@ pub fn check(h: &History, _p: &Params) -> CheckResult {
                     "mutex-overlap"
                 };
                 let d = |x: &Hold| {
-                    let op = by_id
-                        .get(&x.acquire)
-                        .map(|o| describe(o))
-                        .unwrap_or_default();
+                    let op = by_id.get(&x.acquire).map(|o| describe(o)).unwrap_or_default();
                     format!(
                         "client {} ({}) held it from {} to {} ({})",
                         x.client,
@@ -114,12 +109,7 @@ pub fn check(h: &History, _p: &Params) -> CheckResult {
                             d(b)
                         ),
                     )
-                    .ops(
-                        [a.acquire, b.acquire]
-                            .into_iter()
-                            .chain(a.release)
-                            .chain(b.release),
-                    )
+                    .ops([a.acquire, b.acquire].into_iter().chain(a.release).chain(b.release))
                     .clients([a.client, b.client])
                     .times([from, to]),
                 );
@@ -154,16 +144,13 @@ fn herd(h: &History, ops: &[Operation], r: &mut CheckResult) {
             .events
             .iter()
             .filter(|e| match e {
-                Event::Watch {
-                    time, event, path, ..
-                } => {
+                Event::Watch { time, event, path, .. } => {
                     let kind = event.to_ascii_lowercase();
                     let relevant = kind.contains("nodedeleted")
                         || kind.contains("nodechildrenchanged")
                         || kind == "deleted"
                         || kind == "children_changed";
-                    let under = !lock.starts_with('/')
-                        || path.as_deref().is_none_or(|p| p.starts_with(lock.as_str()));
+                    let under = !lock.starts_with('/') || path.as_deref().is_none_or(|p| p.starts_with(lock.as_str()));
                     relevant && under && *time >= rel.invoked && *time <= until
                 }
                 _ => false,
@@ -172,10 +159,7 @@ fn herd(h: &History, ops: &[Operation], r: &mut CheckResult) {
     }
     if releases > 0 {
         r.figure("releases_measured", releases as f64);
-        r.figure(
-            "notifications_per_release",
-            notified as f64 / releases as f64,
-        );
+        r.figure("notifications_per_release", notified as f64 / releases as f64);
     }
 }
 
@@ -193,9 +177,7 @@ mod tests {
         }
     }
     fn rel() -> Op {
-        Op::Release {
-            lock: "/lock".into(),
-        }
+        Op::Release { lock: "/lock".into() }
     }
     fn tok(t: i64) -> Value {
         Value::Token { token: t }
@@ -226,11 +208,7 @@ mod tests {
         let r = check(&b.build(), &Params::default());
         assert_eq!(r.kinds(), vec!["mutex-overlap"]);
         let v = &r.violations[0];
-        assert!(
-            v.explanation.contains("from 15 ms to 30 ms"),
-            "{}",
-            v.explanation
-        );
+        assert!(v.explanation.contains("from 15 ms to 30 ms"), "{}", v.explanation);
         assert_eq!(v.clients, vec![1, 2]);
     }
 

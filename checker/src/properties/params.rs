@@ -137,8 +137,7 @@ mod tests {
 
     #[test]
     fn params_parse_from_json_with_defaults() {
-        let p: Params =
-            serde_json::from_str(r#"{"delivery":"at-least-once","barrier_size":3}"#).unwrap();
+        let p: Params = serde_json::from_str(r#"{"delivery":"at-least-once","barrier_size":3}"#).unwrap();
         assert_eq!(p.delivery, Delivery::AtLeastOnce);
         assert_eq!(p.barrier_size, Some(3));
         assert!(p.fifo);

@@ -54,11 +54,7 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
     }
     for o in &ops {
         match &o.op {
-            Op::Enqueue {
-                queue,
-                item,
-                priority,
-            } => {
+            Op::Enqueue { queue, item, priority } => {
                 q(&mut queues, queue.as_str());
                 let e = queues.get_mut(queue.as_str());
                 if let (true, Some(e)) = (o.may_have_happened(), e) {
@@ -83,12 +79,7 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
     }
     let (mut acked, mut delivered) = (0usize, 0usize);
     for (name, q) in &queues {
-        acked += q
-            .enqueues
-            .values()
-            .flatten()
-            .filter(|o| succeeded(o))
-            .count();
+        acked += q.enqueues.values().flatten().filter(|o| succeeded(o)).count();
         delivered += q.deliveries.values().map(Vec::len).sum::<usize>();
         check_deliveries(name, q, p, &mut r);
         check_loss(name, q, p, &mut r);
@@ -109,10 +100,7 @@ fn check_deliveries(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
                     "phantom-item",
                     format!(
                         "queue {name} delivered {item:?}, which no enqueue ever carried: {}",
-                        ds.iter()
-                            .map(|d| describe(d))
-                            .collect::<Vec<_>>()
-                            .join("; ")
+                        ds.iter().map(|d| describe(d)).collect::<Vec<_>>().join("; ")
                     ),
                 )
                 .ops(ds.iter().map(|d| d.id))
@@ -124,7 +112,12 @@ fn check_deliveries(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
             r.violation(
                 Violation::new(
                     "duplicate-delivery",
-                    format!("queue {name} promised exactly-once but delivered {item:?} {} times for {} enqueue(s): {}", ds.len(), es.len(), ds.iter().map(|d| describe(d)).collect::<Vec<_>>().join("; ")),
+                    format!(
+                        "queue {name} promised exactly-once but delivered {item:?} {} times for {} enqueue(s): {}",
+                        ds.len(),
+                        es.len(),
+                        ds.iter().map(|d| describe(d)).collect::<Vec<_>>().join("; ")
+                    ),
                 )
                 .ops(es.iter().chain(ds.iter()).map(|o| o.id))
                 .clients(ds.iter().map(|d| d.client)),

@@ -4,9 +4,7 @@ use crate::history::History;
 use crate::zk_consistency;
 
 use super::result::CheckResult;
-use super::{
-    barrier, counter, election, fencing, liveness, membership, mutex, queue, two_phase, Params,
-};
+use super::{barrier, counter, election, fencing, liveness, membership, mutex, queue, two_phase, Params};
 
 /// A checker: a pure function of a history and parameters.
 pub type CheckFn = fn(&History, &Params) -> CheckResult;

@@ -110,10 +110,7 @@ impl CheckResult {
         if self.violations.len() < MAX_LISTED_VIOLATIONS {
             self.violations.push(v);
         } else {
-            *self
-                .figures
-                .entry("violations_not_listed".into())
-                .or_insert(0.0) += 1.0;
+            *self.figures.entry("violations_not_listed".into()).or_insert(0.0) += 1.0;
         }
     }
 

@@ -1,8 +1,6 @@
 //! Hand-built histories for unit tests. Times are given in milliseconds.
 
-use crate::history::{
-    ClientId, Event, History, Op, OpId, Outcome, SessionId, Time, TxnRecord, Value, Zxid,
-};
+use crate::history::{ClientId, Event, History, Op, OpId, Outcome, SessionId, Time, TxnRecord, Value, Zxid};
 
 pub const MS: Time = 1_000_000;
 
@@ -25,13 +23,7 @@ impl Builder {
         self.invoke_s(t, client, None, op)
     }
 
-    pub fn invoke_s(
-        &mut self,
-        t: u64,
-        client: ClientId,
-        session: Option<SessionId>,
-        op: Op,
-    ) -> OpId {
+    pub fn invoke_s(&mut self, t: u64, client: ClientId, session: Option<SessionId>, op: Op) -> OpId {
         let id = self.next;
         self.next += 1;
         self.h.events.push(Event::Invoke {
@@ -102,6 +94,8 @@ impl Builder {
 
     pub fn commit(&mut self, t: u64, zxid: Zxid, txn: TxnRecord) {
         self.h.events.push(Event::Commit {
+            session: None,
+            xid: None,
             time: t * MS,
             server: 1,
             zxid,

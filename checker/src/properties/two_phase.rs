@@ -58,17 +58,33 @@ pub fn check(h: &History, _p: &Params) -> CheckResult {
         let vs = votes.get(txn).map(Vec::as_slice).unwrap_or(&[]);
         for site in sites.get(txn).into_iter().flatten() {
             let mine: Vec<_> = vs.iter().filter(|(_, s, _)| s == site).collect();
-            if let Some((no, _, _)) = mine.iter().find(|(o, _, c)| {
-                !*c && matches!(o.outcome, Some(crate::history::Outcome::Ok { .. }))
-            }) {
+            if let Some((no, _, _)) = mine
+                .iter()
+                .find(|(o, _, c)| !*c && matches!(o.outcome, Some(crate::history::Outcome::Ok { .. })))
+            {
                 r.violation(
-                    Violation::new("commit-despite-no", format!("transaction {txn}: {} decided commit although site {site} voted abort ({})", describe(oc), describe(no)))
-                        .ops([oc.id, no.id])
-                        .clients([oc.client, no.client]),
+                    Violation::new(
+                        "commit-despite-no",
+                        format!(
+                            "transaction {txn}: {} decided commit although site {site} voted abort ({})",
+                            describe(oc),
+                            describe(no)
+                        ),
+                    )
+                    .ops([oc.id, no.id])
+                    .clients([oc.client, no.client]),
                 );
             } else if !mine.iter().any(|(_, _, c)| *c) {
                 r.violation(
-                    Violation::new("commit-without-yes", format!("transaction {txn}: {} decided commit but site {site} never voted commit", describe(oc))).ops([oc.id]).clients([oc.client]),
+                    Violation::new(
+                        "commit-without-yes",
+                        format!(
+                            "transaction {txn}: {} decided commit but site {site} never voted commit",
+                            describe(oc)
+                        ),
+                    )
+                    .ops([oc.id])
+                    .clients([oc.client]),
                 );
             }
         }

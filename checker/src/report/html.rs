@@ -69,9 +69,7 @@ pub fn render_html(history: &History, results: &[CheckResult]) -> String {
             Event::Session { client, .. } | Event::Watch { client, .. } => {
                 clients.insert(*client);
             }
-            Event::Note {
-                client: Some(c), ..
-            } => {
+            Event::Note { client: Some(c), .. } => {
                 clients.insert(*c);
             }
             _ => {}
@@ -83,10 +81,7 @@ pub fn render_html(history: &History, results: &[CheckResult]) -> String {
         let mut free_at: Vec<Time> = Vec::new();
         for o in ops.iter().filter(|o| o.client == *c) {
             let stop = o.completed.unwrap_or(end).max(o.invoked + end / 400);
-            let row = free_at
-                .iter()
-                .position(|f| *f <= o.invoked)
-                .unwrap_or(free_at.len());
+            let row = free_at.iter().position(|f| *f <= o.invoked).unwrap_or(free_at.len());
             if row == free_at.len() {
                 free_at.push(stop);
             } else {
@@ -197,9 +192,7 @@ pub fn render_html(history: &History, results: &[CheckResult]) -> String {
             "op {} client {}{}\n{}\n{} → {}\n{}{}",
             o.id,
             o.client,
-            o.session
-                .map(|s| format!(" session {s:#x}"))
-                .unwrap_or_default(),
+            o.session.map(|s| format!(" session {s:#x}")).unwrap_or_default(),
             describe_op(&o.op),
             ms(o.invoked),
             o.completed.map(ms).unwrap_or_else(|| "pending".into()),
@@ -283,13 +276,13 @@ pub fn render_html(history: &History, results: &[CheckResult]) -> String {
         .get("scenario")
         .map(|s| format!("zkdst timeline — {s}"))
         .unwrap_or_else(|| "zkdst timeline".into());
-    let _ = write!(html, "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>", esc(&title));
+    let _ = write!(
+        html,
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>",
+        esc(&title)
+    );
     let _ = write!(html, "<h1>{}</h1>", esc(&title));
-    let meta: Vec<String> = history
-        .meta
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
+    let meta: Vec<String> = history.meta.iter().map(|(k, v)| format!("{k}={v}")).collect();
     if !meta.is_empty() {
         let _ = write!(html, "<div>{}</div>", esc(&meta.join("  ")));
     }
@@ -314,10 +307,7 @@ pub fn render_html(history: &History, results: &[CheckResult]) -> String {
             );
         }
     }
-    let _ = write!(
-        html,
-        "<div id=\"tip\"></div><script>{SCRIPT}</script></body></html>"
-    );
+    let _ = write!(html, "<div id=\"tip\"></div><script>{SCRIPT}</script></body></html>");
     html
 }
 
@@ -325,11 +315,7 @@ pub fn render_html(history: &History, results: &[CheckResult]) -> String {
 fn nice_step(end: Time) -> Time {
     let raw = (end / 10).max(1);
     let mag = 10u64.pow(raw.ilog10());
-    [1, 2, 5, 10]
-        .iter()
-        .map(|m| m * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(raw)
+    [1, 2, 5, 10].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(raw)
 }
 
 #[cfg(test)]

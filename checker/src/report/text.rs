@@ -48,10 +48,7 @@ pub fn render_text(history: &History, results: &[CheckResult]) -> String {
             let _ = writeln!(s, "  {}. [{}] {}", i + 1, v.kind, v.explanation);
             for id in &v.ops {
                 if let Some(o) = ops.get(id) {
-                    let session = o
-                        .session
-                        .map(|x| format!(" session {x:#x}"))
-                        .unwrap_or_default();
+                    let session = o.session.map(|x| format!(" session {x:#x}")).unwrap_or_default();
                     let done = o.completed.map(ms).unwrap_or_else(|| "pending".into());
                     let zxid = o.zxid.map(|z| format!(" zxid {z:#x}")).unwrap_or_default();
                     let _ = writeln!(

@@ -30,32 +30,20 @@ fn unrecorded(s: &StatRecord) -> bool {
 pub fn write_reply_differs(recorded: &Value, model: &Value, owner: bool) -> Option<String> {
     let stat_ok = |r: &StatRecord, m: &StatRecord| unrecorded(r) || stat_eq(r, m, owner);
     let same = match (recorded, model) {
-        (
-            Value::Error {
-                code: rc,
-                results: rr,
-            },
-            Value::Error {
-                code: mc,
-                results: mr,
-            },
-        ) => rc == mc && (rr.is_empty() || rr == mr),
+        (Value::Error { code: rc, results: rr }, Value::Error { code: mc, results: mr }) => {
+            rc == mc && (rr.is_empty() || rr == mr)
+        }
         (Value::Error { code: rc, .. }, _) if !code::modelled(rc) => true,
         (Value::Error { .. }, _) | (_, Value::Error { .. }) => false,
-        (Value::Created { path: rp, stat: rs }, Value::Created { path: mp, stat: ms }) => {
-            rp == mp && stat_ok(rs, ms)
-        }
+        (Value::Created { path: rp, stat: rs }, Value::Created { path: mp, stat: ms }) => rp == mp && stat_ok(rs, ms),
         (Value::Stat { stat: Some(rs) }, Value::Stat { stat: Some(ms) }) => stat_ok(rs, ms),
         (Value::Multi { results: rr }, Value::Multi { results: mr }) => {
             rr.len() == mr.len()
                 && rr.iter().zip(mr).all(|(r, m)| match (r, m) {
-                    (
-                        MultiOpResult::Create { path: rp, stat: rs },
-                        MultiOpResult::Create { path: mp, stat: ms },
-                    ) => rp == mp && stat_ok(rs, ms),
-                    (MultiOpResult::SetData { stat: rs }, MultiOpResult::SetData { stat: ms }) => {
-                        stat_ok(rs, ms)
+                    (MultiOpResult::Create { path: rp, stat: rs }, MultiOpResult::Create { path: mp, stat: ms }) => {
+                        rp == mp && stat_ok(rs, ms)
                     }
+                    (MultiOpResult::SetData { stat: rs }, MultiOpResult::SetData { stat: ms }) => stat_ok(rs, ms),
                     (a, b) => std::mem::discriminant(a) == std::mem::discriminant(b),
                 })
         }
@@ -114,21 +102,10 @@ pub fn read_differs(path: &str, recorded: &Value, expected: &Value) -> Option<St
     let stat_ok = |r: &StatRecord, e: &StatRecord| root || stat_eq(r, e, true);
     let same = match (recorded, expected) {
         (Value::Error { code: rc, .. }, _) if !code::modelled(rc) => true,
-        (Value::Data { data: rd, stat: rs }, Value::Data { data: ed, stat: es }) => {
-            rd == ed && stat_ok(rs, es)
-        }
+        (Value::Data { data: rd, stat: rs }, Value::Data { data: ed, stat: es }) => rd == ed && stat_ok(rs, es),
         (Value::Stat { stat: Some(rs) }, Value::Stat { stat: Some(es) }) => stat_ok(rs, es),
         (Value::Stat { stat: None }, Value::Stat { stat: None }) => true,
-        (
-            Value::Children {
-                children: rc,
-                stat: rs,
-            },
-            Value::Children {
-                children: ec,
-                stat: es,
-            },
-        ) => {
+        (Value::Children { children: rc, stat: rs }, Value::Children { children: ec, stat: es }) => {
             let mut rc: Vec<&String> = rc.iter().filter(|c| !(root && *c == "zookeeper")).collect();
             rc.sort();
             let ec: Vec<&String> = ec.iter().collect();
@@ -177,30 +154,20 @@ pub fn short_op(op: &Op) -> String {
     match op {
         Op::Create { path, data, mode } => format!("create {path} {data} {mode:?}"),
         Op::Delete { path, version } => format!("delete {path} v{version}"),
-        Op::SetData {
-            path,
-            data,
-            version,
-        } => format!("setData {path} {data} v{version}"),
+        Op::SetData { path, data, version } => format!("setData {path} {data} v{version}"),
         Op::Check { path, version } => format!("check {path} v{version}"),
         Op::GetData { path, .. } => format!("getData {path}"),
         Op::Exists { path, .. } => format!("exists {path}"),
         Op::GetChildren { path, .. } => format!("getChildren {path}"),
         Op::Sync { path } => format!("sync {path}"),
-        Op::Multi { ops } => format!(
-            "multi[{}]",
-            ops.iter().map(short_op).collect::<Vec<_>>().join("; ")
-        ),
+        Op::Multi { ops } => format!("multi[{}]", ops.iter().map(short_op).collect::<Vec<_>>().join("; ")),
         other => format!("{other:?}"),
     }
 }
 
 /// "op 7 (client 2, session 0x100, create /a, 10–12 ms)".
 pub fn describe(o: &Operation) -> String {
-    let session = o
-        .session
-        .map(|s| format!(", session {s:#x}"))
-        .unwrap_or_default();
+    let session = o.session.map(|s| format!(", session {s:#x}")).unwrap_or_default();
     let done = o.completed.map(ms).unwrap_or_else(|| "pending".into());
     format!(
         "op {} (client {}{session}, {}, {}–{})",

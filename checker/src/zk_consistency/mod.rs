@@ -81,9 +81,10 @@ fn certain_bound(history: &History, ops: &[Operation]) -> Option<Zxid> {
         .collect();
     let mut bound: Option<Zxid> = None;
     let mut lower = |z: Zxid| bound = Some(bound.map_or(z, |b: Zxid| b.min(z)));
-    for w in ops.iter().filter(|o| {
-        (replay::is_write(&o.op) || matches!(o.op, Op::CloseSession)) && o.is_indeterminate()
-    }) {
+    for w in ops
+        .iter()
+        .filter(|o| (replay::is_write(&o.op) || matches!(o.op, Op::CloseSession)) && o.is_indeterminate())
+    {
         lower(
             answered
                 .iter()

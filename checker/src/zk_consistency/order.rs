@@ -19,8 +19,7 @@ enum SessionKey {
 }
 
 fn key(o: &Operation) -> SessionKey {
-    o.session
-        .map_or(SessionKey::Client(o.client), SessionKey::Session)
+    o.session.map_or(SessionKey::Client(o.client), SessionKey::Session)
 }
 
 fn who(k: SessionKey) -> String {
@@ -37,10 +36,7 @@ struct W<'a> {
     done: Time,
 }
 
-fn writes<'a>(
-    ops: &'a BTreeMap<OpId, &'a Operation>,
-    write_zxids: &BTreeMap<OpId, Zxid>,
-) -> Vec<W<'a>> {
+fn writes<'a>(ops: &'a BTreeMap<OpId, &'a Operation>, write_zxids: &BTreeMap<OpId, Zxid>) -> Vec<W<'a>> {
     write_zxids
         .iter()
         .filter_map(|(id, z)| {
@@ -132,10 +128,18 @@ pub fn sessions_monotonic(
             if *z < prev {
                 let p = ops.get(&prev_id).map(|p| describe(p)).unwrap_or_default();
                 r.violation(
-                    Violation::new("session-time-travel", format!("{} went back in time: {} saw zxid {prev:#x}, then {} saw the older zxid {z:#x}", who(k), p, describe(o)))
-                        .ops([prev_id, o.id])
-                        .clients([o.client])
-                        .times([o.completed.unwrap_or(o.invoked)]),
+                    Violation::new(
+                        "session-time-travel",
+                        format!(
+                            "{} went back in time: {} saw zxid {prev:#x}, then {} saw the older zxid {z:#x}",
+                            who(k),
+                            p,
+                            describe(o)
+                        ),
+                    )
+                    .ops([prev_id, o.id])
+                    .clients([o.client])
+                    .times([o.completed.unwrap_or(o.invoked)]),
                 );
             }
         }
@@ -155,9 +159,19 @@ pub fn sessions_monotonic(
             let (a, b) = (&pair[0], &pair[1]);
             if a.zxid > b.zxid {
                 r.violation(
-                    Violation::new("session-fifo", format!("{} sent {} before {}, but they committed in the other order (zxid {:#x} > {:#x})", who(k), describe(a.o), describe(b.o), a.zxid, b.zxid))
-                        .ops([a.o.id, b.o.id])
-                        .clients([a.o.client]),
+                    Violation::new(
+                        "session-fifo",
+                        format!(
+                            "{} sent {} before {}, but they committed in the other order (zxid {:#x} > {:#x})",
+                            who(k),
+                            describe(a.o),
+                            describe(b.o),
+                            a.zxid,
+                            b.zxid
+                        ),
+                    )
+                    .ops([a.o.id, b.o.id])
+                    .clients([a.o.client]),
                 );
             }
         }
@@ -192,8 +206,7 @@ pub fn no_reads_from_future(
         commit_prefix.push(best);
     }
     for o in ops.values() {
-        let (Some(z), Some(done), Some(Outcome::Ok { .. })) = (o.zxid, o.completed, &o.outcome)
-        else {
+        let (Some(z), Some(done), Some(Outcome::Ok { .. })) = (o.zxid, o.completed, &o.outcome) else {
             continue;
         };
         if !is_read(&o.op) {
@@ -206,7 +219,14 @@ pub fn no_reads_from_future(
                 r.violation(
                     Violation::new(
                         "read-from-future",
-                        format!("{} returned at {} with zxid {z:#x}, which includes {} (zxid {:#x}), invoked only at {}", describe(o), ms(done), describe(w.o), w.zxid, ms(w.o.invoked)),
+                        format!(
+                            "{} returned at {} with zxid {z:#x}, which includes {} (zxid {:#x}), invoked only at {}",
+                            describe(o),
+                            ms(done),
+                            describe(w.o),
+                            w.zxid,
+                            ms(w.o.invoked)
+                        ),
                     )
                     .ops([o.id, w.o.id])
                     .clients([o.client, w.o.client])
@@ -232,11 +252,7 @@ pub fn no_reads_from_future(
 
 /// After `sync` returns, the session's reads see at least every write that
 /// completed before the sync was invoked.
-pub fn sync_then_read(
-    ops: &BTreeMap<OpId, &Operation>,
-    write_zxids: &BTreeMap<OpId, Zxid>,
-    r: &mut CheckResult,
-) {
+pub fn sync_then_read(ops: &BTreeMap<OpId, &Operation>, write_zxids: &BTreeMap<OpId, Zxid>, r: &mut CheckResult) {
     let ws = writes(ops, write_zxids);
     for s in ops.values() {
         let (crate::history::Op::Sync { .. }, Some(Outcome::Ok { .. }), Some(synced)) =
@@ -244,11 +260,7 @@ pub fn sync_then_read(
         else {
             continue;
         };
-        let Some(w) = ws
-            .iter()
-            .filter(|w| w.done < s.invoked)
-            .max_by_key(|w| w.zxid)
-        else {
+        let Some(w) = ws.iter().filter(|w| w.done < s.invoked).max_by_key(|w| w.zxid) else {
             continue;
         };
         for o in ops.values() {

@@ -11,9 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::history::{
-    Event, History, Op, OpId, Operation, Outcome, SessionId, Time, TxnRecord, Value, Zxid,
-};
+use crate::history::{Event, History, Op, OpId, Operation, Outcome, SessionId, Time, TxnRecord, Value, Zxid};
 use crate::properties::{CheckResult, Violation};
 
 use super::compare::{describe, expected_read, read_differs, write_reply_differs};
@@ -25,6 +23,8 @@ pub struct CommitInfo {
     pub txn: TxnRecord,
     /// The earliest time any server committed it.
     pub first_time: Time,
+    /// The request it came from (session, xid), when the history says.
+    pub origin: Option<(SessionId, i64)>,
 }
 
 /// The commit stream by zxid. Servers that committed different txns at one
@@ -38,6 +38,8 @@ pub fn collect_commits(h: &History, r: &mut CheckResult) -> BTreeMap<Zxid, Commi
             server,
             zxid,
             txn,
+            session,
+            xid,
         } = e
         {
             match out.get_mut(zxid) {
@@ -55,6 +57,7 @@ pub fn collect_commits(h: &History, r: &mut CheckResult) -> BTreeMap<Zxid, Commi
                         CommitInfo {
                             txn: txn.clone(),
                             first_time: *time,
+                            origin: session.zip(*xid),
                         },
                     );
                 }
@@ -67,19 +70,12 @@ pub fn collect_commits(h: &History, r: &mut CheckResult) -> BTreeMap<Zxid, Commi
 pub fn is_write(op: &Op) -> bool {
     matches!(
         op,
-        Op::Create { .. }
-            | Op::Delete { .. }
-            | Op::SetData { .. }
-            | Op::Check { .. }
-            | Op::Multi { .. }
+        Op::Create { .. } | Op::Delete { .. } | Op::SetData { .. } | Op::Check { .. } | Op::Multi { .. }
     )
 }
 
 pub fn is_read(op: &Op) -> bool {
-    matches!(
-        op,
-        Op::GetData { .. } | Op::Exists { .. } | Op::GetChildren { .. }
-    )
+    matches!(op, Op::GetData { .. } | Op::Exists { .. } | Op::GetChildren { .. })
 }
 
 fn ok_value(o: &Operation) -> Option<&Value> {
@@ -113,12 +109,7 @@ struct Sweep<'a> {
 impl Sweep<'_> {
     /// Checks a write reply against the state the tree is in now (not
     /// changing it); returns the model's effect.
-    fn check_write(
-        &mut self,
-        o: &Operation,
-        zxid: Zxid,
-        reply: &Value,
-    ) -> Option<(DataTree, Option<TxnRecord>, bool)> {
+    fn check_write(&mut self, o: &Operation, zxid: Zxid, reply: &Value) -> Option<(DataTree, Option<TxnRecord>, bool)> {
         let mut scratch = self.tree.clone();
         let applied = scratch.apply_op(&o.op, o.session.unwrap_or(0), zxid)?;
         self.out.checked_writes += 1;
@@ -143,24 +134,20 @@ impl Sweep<'_> {
         };
         self.out.checked_reads += 1;
         let path = match &o.op {
-            Op::GetData { path, .. } | Op::Exists { path, .. } | Op::GetChildren { path, .. } => {
-                path.as_str()
-            }
+            Op::GetData { path, .. } | Op::Exists { path, .. } | Op::GetChildren { path, .. } => path.as_str(),
             _ => "",
         };
         if let Some(why) = read_differs(path, reply, &expected) {
             let seen = match reply {
-                Value::Data { stat, .. }
-                | Value::Children { stat, .. }
-                | Value::Stat { stat: Some(stat) } => stat.mzxid.max(stat.czxid).max(stat.pzxid),
+                Value::Data { stat, .. } | Value::Children { stat, .. } | Value::Stat { stat: Some(stat) } => {
+                    stat.mzxid.max(stat.czxid).max(stat.pzxid)
+                }
                 _ => 0,
             };
             let (kind, extra) = if seen > zxid {
                 (
                     "read-from-future",
-                    format!(
-                        "; it reflects zxid {seen:#x}, later than its own reply zxid {zxid:#x}"
-                    ),
+                    format!("; it reflects zxid {seen:#x}, later than its own reply zxid {zxid:#x}"),
                 )
             } else {
                 ("read-mismatch", String::new())
@@ -262,11 +249,7 @@ pub fn replay(
                     format!(
                         "{} writes were acknowledged with the same zxid {z:#x}: {}",
                         ids.len(),
-                        non_error
-                            .iter()
-                            .map(|o| describe(o))
-                            .collect::<Vec<_>>()
-                            .join("; ")
+                        non_error.iter().map(|o| describe(o)).collect::<Vec<_>>().join("; ")
                     ),
                 )
                 .ops(ids)
@@ -298,12 +281,20 @@ pub fn replay(
                 }
             } else if !matches!(
                 c.txn,
-                TxnRecord::CreateSession { .. }
-                    | TxnRecord::CloseSession { .. }
-                    | TxnRecord::Error { .. }
+                TxnRecord::CreateSession { .. } | TxnRecord::CloseSession { .. } | TxnRecord::Error { .. }
             ) {
-                // Which indeterminate write (if any) produced this txn?
-                for o in &indeterminate {
+                // Which indeterminate write (if any) produced this txn? The
+                // commit's (session, xid) names it exactly when recorded.
+                let exact = c.origin.and_then(|(sess, xid)| {
+                    indeterminate
+                        .iter()
+                        .find(|o| o.session == Some(sess) && o.id as i64 == xid && !matched.contains(&o.id))
+                });
+                if let Some(o) = exact {
+                    matched.insert(o.id);
+                    s.out.write_zxids.insert(o.id, z);
+                }
+                for o in indeterminate.iter().filter(|_| exact.is_none() && c.origin.is_none()) {
                     if matched.contains(&o.id) || o.invoked > c.first_time {
                         continue;
                     }
@@ -385,9 +376,15 @@ pub fn replay(
         }
         if let Some(m) = max_commit.filter(|m| az > *m) {
             s.r.violation(
-                Violation::new("read-from-future", format!("{} answered with zxid {az:#x}, beyond the last zxid any server committed ({m:#x})", describe(o)))
-                    .ops([o.id])
-                    .clients([o.client]),
+                Violation::new(
+                    "read-from-future",
+                    format!(
+                        "{} answered with zxid {az:#x}, beyond the last zxid any server committed ({m:#x})",
+                        describe(o)
+                    ),
+                )
+                .ops([o.id])
+                .clients([o.client]),
             );
             continue;
         }
@@ -395,7 +392,9 @@ pub fn replay(
     }
     if let Some(st) = stopped_at {
         s.out.unchecked += own.range(st..).map(|(_, v)| v.len()).sum::<usize>();
-        s.r.note(format!("replay stopped at zxid {st:#x}: later writes and reads were not compared with the model"));
+        s.r.note(format!(
+            "replay stopped at zxid {st:#x}: later writes and reads were not compared with the model"
+        ));
     }
     if has_commits {
         for (z, claim) in &own {
@@ -407,10 +406,16 @@ pub fn replay(
                     continue;
                 }
                 s.r.violation(
-                    Violation::new("lost-ack-write", format!("{} was acknowledged with zxid {z:#x}, but no server ever committed a txn at {z:#x}", describe(o)))
-                        .ops([o.id])
-                        .clients([o.client])
-                        .times([o.completed.unwrap_or(o.invoked)]),
+                    Violation::new(
+                        "lost-ack-write",
+                        format!(
+                            "{} was acknowledged with zxid {z:#x}, but no server ever committed a txn at {z:#x}",
+                            describe(o)
+                        ),
+                    )
+                    .ops([o.id])
+                    .clients([o.client])
+                    .times([o.completed.unwrap_or(o.invoked)]),
                 );
             }
         }

@@ -194,9 +194,7 @@ fn read_from_the_future_fails() {
         .find(|v| v.kind == "read-from-future")
         .expect("read-from-future");
     assert!(
-        v.explanation.contains("op 2")
-            && v.explanation.contains("op 3")
-            && v.explanation.contains("0x2"),
+        v.explanation.contains("op 2") && v.explanation.contains("op 3") && v.explanation.contains("0x2"),
         "{}",
         v.explanation
     );
@@ -215,11 +213,7 @@ fn session_going_back_in_time_fails() {
     let res = run(b);
     assert_eq!(res.kinds(), vec!["session-time-travel"], "{res:#?}");
     let v = &res.violations[0];
-    assert!(
-        v.explanation.contains("session 0x200")
-            && v.explanation.contains("0x2")
-            && v.explanation.contains("0x1")
-    );
+    assert!(v.explanation.contains("session 0x200") && v.explanation.contains("0x2") && v.explanation.contains("0x1"));
     assert_eq!(v.ops, vec![3, 4]);
 }
 
@@ -475,6 +469,8 @@ fn stale_read_after_sync_fails() {
 fn divergent_servers_fail() {
     let mut b = base();
     b.h.events.push(Event::Commit {
+        session: None,
+        xid: None,
         time: 99,
         server: 2,
         zxid: 2,

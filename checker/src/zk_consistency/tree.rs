@@ -7,9 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::history::{
-    CreateModeRecord, Data, MultiOpResult, Op, SessionId, StatRecord, TxnRecord, Value, Zxid,
-};
+use crate::history::{CreateModeRecord, Data, MultiOpResult, Op, SessionId, StatRecord, TxnRecord, Value, Zxid};
 
 /// One znode.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,12 +138,7 @@ pub fn valid_path(path: &str) -> bool {
         return false;
     }
     path[1..].split('/').all(|c| {
-        !c.is_empty()
-            && c != "."
-            && c != ".."
-            && !c
-                .chars()
-                .any(|ch| ch == '\0' || ('\u{1}'..='\u{1f}').contains(&ch))
+        !c.is_empty() && c != "." && c != ".." && !c.chars().any(|ch| ch == '\0' || ('\u{1}'..='\u{1f}').contains(&ch))
     })
 }
 
@@ -206,11 +199,8 @@ impl DataTree {
                         Some(Err(c)) => c,
                         _ => code::BAD_ARGUMENTS,
                     };
-                    let mut results: Vec<MultiOpResult> = (0..i)
-                        .map(|_| MultiOpResult::Error {
-                            code: code::OK.into(),
-                        })
-                        .collect();
+                    let mut results: Vec<MultiOpResult> =
+                        (0..i).map(|_| MultiOpResult::Error { code: code::OK.into() }).collect();
                     results.push(MultiOpResult::Error { code: code.into() });
                     results.extend((i + 1..ops.len()).map(|_| MultiOpResult::Error {
                         code: code::RUNTIME_INCONSISTENCY.into(),
@@ -241,14 +231,8 @@ impl DataTree {
     ) -> Option<Result<(Value, Option<TxnRecord>), &'static str>> {
         Some(match op {
             Op::Create { path, data, mode } => self.create(path, data, *mode, session, zxid),
-            Op::Delete { path, version } => self
-                .delete(path, *version, zxid)
-                .map(|t| (Value::Unit, Some(t))),
-            Op::SetData {
-                path,
-                data,
-                version,
-            } => self.set_data(path, data, *version, zxid),
+            Op::Delete { path, version } => self.delete(path, *version, zxid).map(|t| (Value::Unit, Some(t))),
+            Op::SetData { path, data, version } => self.set_data(path, data, *version, zxid),
             Op::Check { path, version } => self
                 .check(path, *version)
                 .map(|_| (Value::Unit, Some(TxnRecord::Check { path: path.clone() }))),
@@ -303,8 +287,7 @@ impl DataTree {
             parent.pzxid = zxid;
             parent.children.insert(child_name(path).to_string());
         }
-        self.nodes
-            .insert(path.to_string(), Node::new(data, zxid, owner));
+        self.nodes.insert(path.to_string(), Node::new(data, zxid, owner));
     }
 
     fn remove(&mut self, path: &str, zxid: Zxid) {
@@ -331,9 +314,7 @@ impl DataTree {
             return Err(code::NOT_EMPTY);
         }
         self.remove(path, zxid);
-        Ok(TxnRecord::Delete {
-            path: path.to_string(),
-        })
+        Ok(TxnRecord::Delete { path: path.to_string() })
     }
 
     fn set_data(
@@ -393,12 +374,9 @@ impl DataTree {
                 ephemeral_owner,
                 ..
             } => {
-                let parent =
-                    parent_of(path).ok_or_else(|| format!("create of {path:?} has no parent"))?;
+                let parent = parent_of(path).ok_or_else(|| format!("create of {path:?} has no parent"))?;
                 if !self.nodes.contains_key(parent) {
-                    return Err(format!(
-                        "create of {path} but its parent {parent} does not exist"
-                    ));
+                    return Err(format!("create of {path} but its parent {parent} does not exist"));
                 }
                 if self.nodes.contains_key(path) {
                     return Err(format!("create of {path} but it already exists"));
@@ -439,9 +417,7 @@ impl DataTree {
                 self.close_session(*session, zxid);
                 Ok(())
             }
-            TxnRecord::CreateSession { .. } | TxnRecord::Check { .. } | TxnRecord::Error { .. } => {
-                Ok(())
-            }
+            TxnRecord::CreateSession { .. } | TxnRecord::Check { .. } | TxnRecord::Error { .. } => Ok(()),
         }
     }
 }
@@ -465,24 +441,13 @@ pub fn same_txn(model: &TxnRecord, committed: &TxnRecord) -> bool {
             },
         ) => a == b && da == db && oa == ob,
         (TxnRecord::Delete { path: a }, TxnRecord::Delete { path: b }) => a == b,
-        (
-            TxnRecord::SetData {
-                path: a, data: da, ..
-            },
-            TxnRecord::SetData {
-                path: b, data: db, ..
-            },
-        ) => a == b && da == db,
+        (TxnRecord::SetData { path: a, data: da, .. }, TxnRecord::SetData { path: b, data: db, .. }) => {
+            a == b && da == db
+        }
         (TxnRecord::Check { path: a }, TxnRecord::Check { path: b }) => a == b,
         (TxnRecord::Multi { txns: a }, TxnRecord::Multi { txns: b }) => {
-            let a: Vec<_> = a
-                .iter()
-                .filter(|t| !matches!(t, TxnRecord::Check { .. }))
-                .collect();
-            let b: Vec<_> = b
-                .iter()
-                .filter(|t| !matches!(t, TxnRecord::Check { .. }))
-                .collect();
+            let a: Vec<_> = a.iter().filter(|t| !matches!(t, TxnRecord::Check { .. })).collect();
+            let b: Vec<_> = b.iter().filter(|t| !matches!(t, TxnRecord::Check { .. })).collect();
             a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| same_txn(x, y))
         }
         _ => false,

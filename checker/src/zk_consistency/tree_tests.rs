@@ -15,18 +15,10 @@ fn sequential_names_use_the_internal_counter_not_cversion() {
     let mut t = DataTree::new();
     t.apply_op(&create("/s", CreateModeRecord::Persistent), 1, 1);
     let a = t
-        .apply_op(
-            &create("/s/s-", CreateModeRecord::PersistentSequential),
-            1,
-            2,
-        )
+        .apply_op(&create("/s/s-", CreateModeRecord::PersistentSequential), 1, 2)
         .unwrap();
     assert!(matches!(a.reply, Value::Created { ref path, .. } if path == "/s/s-0000000000"));
-    t.apply_op(
-        &create("/s/s-", CreateModeRecord::PersistentSequential),
-        1,
-        3,
-    );
+    t.apply_op(&create("/s/s-", CreateModeRecord::PersistentSequential), 1, 3);
     t.apply_op(
         &Op::Delete {
             path: "/s/s-0000000000".into(),
@@ -37,11 +29,7 @@ fn sequential_names_use_the_internal_counter_not_cversion() {
     );
     assert_eq!(t.get("/s").unwrap().stat().cversion, 3);
     let c = t
-        .apply_op(
-            &create("/s/s-", CreateModeRecord::PersistentSequential),
-            1,
-            5,
-        )
+        .apply_op(&create("/s/s-", CreateModeRecord::PersistentSequential), 1, 5)
         .unwrap();
     assert!(matches!(c.reply, Value::Created { ref path, .. } if path == "/s/s-0000000002"));
     assert_eq!(t.get("/s").unwrap().pzxid, 5);
@@ -104,9 +92,7 @@ fn versions_and_error_precedence() {
         (s.version, s.mzxid, s.czxid, s.data_length, s.num_children),
         (1, 3, 1, 2, 1)
     );
-    let r = t
-        .apply_op(&create("/x/y", CreateModeRecord::Persistent), 1, 4)
-        .unwrap();
+    let r = t.apply_op(&create("/x/y", CreateModeRecord::Persistent), 1, 4).unwrap();
     assert_eq!(r.reply, err(code::NO_NODE));
 }
 
@@ -114,9 +100,7 @@ fn versions_and_error_precedence() {
 fn ephemerals_die_with_their_session_and_have_no_children() {
     let mut t = DataTree::new();
     t.apply_op(&create("/e", CreateModeRecord::Ephemeral), 7, 1);
-    let r = t
-        .apply_op(&create("/e/c", CreateModeRecord::Persistent), 7, 2)
-        .unwrap();
+    let r = t.apply_op(&create("/e/c", CreateModeRecord::Persistent), 7, 2).unwrap();
     assert_eq!(r.reply, err(code::NO_CHILDREN_FOR_EPHEMERALS));
     assert_eq!(t.get("/e").unwrap().ephemeral_owner, 7);
     assert_eq!(t.close_session(7, 3), vec!["/e".to_string()]);
@@ -138,9 +122,7 @@ fn multi_is_all_or_nothing_and_sees_earlier_ops() {
             1,
         )
         .unwrap();
-    let Value::Multi { results } = ok.reply else {
-        panic!()
-    };
+    let Value::Multi { results } = ok.reply else { panic!() };
     assert!(matches!(&results[1], MultiOpResult::Create { path, .. } if path == "/m/s-0000000000"));
     let before = t.clone();
     let bad = t
@@ -181,14 +163,7 @@ fn multi_is_all_or_nothing_and_sees_earlier_ops() {
 #[test]
 fn txn_replay_rejects_impossible_txns() {
     let mut t = DataTree::new();
-    assert!(t
-        .apply_txn(
-            &TxnRecord::Delete {
-                path: "/nope".into()
-            },
-            1
-        )
-        .is_err());
+    assert!(t.apply_txn(&TxnRecord::Delete { path: "/nope".into() }, 1).is_err());
     assert!(t
         .apply_txn(
             &TxnRecord::Create {

@@ -62,10 +62,7 @@ impl LeaderLatch {
             cell: cell.clone(),
         };
         ctx.runtime().spawn(run.run(stop_rx));
-        LeaderLatch {
-            cell,
-            _stop: stop_tx,
-        }
+        LeaderLatch { cell, _stop: stop_tx }
     }
 
     pub fn state(&self) -> LatchState {
@@ -90,9 +87,9 @@ impl LeaderLatch {
         self.cell
             .wait_for(|s| match s {
                 LatchState::Leader { token } => Some(Ok(*token)),
-                LatchState::Closed { reason } => Some(Err(reason
-                    .clone()
-                    .unwrap_or(RecipeError::Cancelled("latch closed")))),
+                LatchState::Closed { reason } => {
+                    Some(Err(reason.clone().unwrap_or(RecipeError::Cancelled("latch closed"))))
+                }
                 LatchState::Contending => None,
             })
             .await
@@ -143,10 +140,7 @@ impl<C: ZkClient, R: Runtime> Participant<C, R> {
                     Err(e) if e.is_session_lost() => return self.close(Some(e)),
                     Err(e) => {
                         tracing::debug!(error = %e, "latch create failed; retrying");
-                        self.ctx
-                            .runtime()
-                            .sleep(self.ctx.retry_policy().delay(attempt))
-                            .await;
+                        self.ctx.runtime().sleep(self.ctx.retry_policy().delay(attempt)).await;
                         attempt = attempt.saturating_add(1);
                         continue;
                     }
@@ -167,10 +161,7 @@ impl<C: ZkClient, R: Runtime> Participant<C, R> {
                 Turn::Done(Err(e)) if e.is_session_lost() => return self.close(Some(e)),
                 Turn::Done(Err(e)) => {
                     tracing::debug!(error = %e, "latch wait failed; retrying");
-                    self.ctx
-                        .runtime()
-                        .sleep(self.ctx.retry_policy().delay(attempt))
-                        .await;
+                    self.ctx.runtime().sleep(self.ctx.retry_policy().delay(attempt)).await;
                     attempt = attempt.saturating_add(1);
                     continue;
                 }
@@ -193,9 +184,7 @@ impl<C: ZkClient, R: Runtime> Participant<C, R> {
             drop(hold);
             match lost {
                 None => return self.leave(&path),
-                Some(LostReason::SessionEnded) => {
-                    return self.close(Some(RecipeError::SessionLost))
-                }
+                Some(LostReason::SessionEnded) => return self.close(Some(RecipeError::SessionLost)),
                 Some(LostReason::NodeDeleted) => {
                     self.cell.set(LatchState::Contending);
                     node = None;

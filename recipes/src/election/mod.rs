@@ -107,11 +107,7 @@ impl<C: ZkClient, R: Runtime> Election<C, R> {
     }
 
     /// Like [`Self::campaign`], giving up after `limit`.
-    pub async fn campaign_for(
-        &self,
-        data: &[u8],
-        limit: Duration,
-    ) -> RecipeResult<Option<Leadership<C, R>>> {
+    pub async fn campaign_for(&self, data: &[u8], limit: Duration) -> RecipeResult<Option<Leadership<C, R>>> {
         with_timeout(&self.ctx, limit, self.campaign(data)).await
     }
 
@@ -124,10 +120,7 @@ impl<C: ZkClient, R: Runtime> Election<C, R> {
                 Err(RecipeError::Zk(ZkError::NoNode)) => return Ok(None),
                 Err(e) => return Err(e),
             };
-            let Some(first) = SeqName::parse_sorted(&children, &[CANDIDATE_KIND])
-                .into_iter()
-                .next()
-            else {
+            let Some(first) = SeqName::parse_sorted(&children, &[CANDIDATE_KIND]).into_iter().next() else {
                 return Ok(None);
             };
             let path = join(&self.dir, &first.name);

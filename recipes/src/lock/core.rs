@@ -40,23 +40,12 @@ pub struct Contender<'a> {
 ///
 /// Cancel-safe: if the returned future is dropped, or fails, after the
 /// create was sent, the node is deleted in the background.
-pub async fn acquire<C: ZkClient, R: Runtime>(
-    ctx: &Ctx<C, R>,
-    c: Contender<'_>,
-) -> RecipeResult<LockGuard<C, R>> {
+pub async fn acquire<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, c: Contender<'_>) -> RecipeResult<LockGuard<C, R>> {
     // Subscribe before creating so no session transition is missed.
     let mut states = ctx.client().state_watch();
     let guid = ctx.next_guid().await?;
     let orphan = OrphanGuard::new(ctx, c.dir, guid);
-    let (name, stat) = create_protected(
-        ctx,
-        c.dir,
-        &guid,
-        c.kind,
-        c.data,
-        CreateMode::EphemeralSequential,
-    )
-    .await?;
+    let (name, stat) = create_protected(ctx, c.dir, &guid, c.kind, c.data, CreateMode::EphemeralSequential).await?;
     let me = SeqName::parse(&name, &[c.kind]).ok_or_else(|| RecipeError::BadData {
         path: join(c.dir, &name),
         reason: "created node has no sequence suffix".into(),
@@ -159,10 +148,7 @@ mod tests {
 
     #[test]
     fn predecessor_across_counter_wrap() {
-        let g = |c| Guid {
-            session: 7,
-            counter: c,
-        };
+        let g = |c| Guid { session: 7, counter: c };
         let names = vec![
             format!("{}-2147483648", g(2).prefix("lock")),
             format!("{}2147483647", g(1).prefix("lock")),

@@ -52,10 +52,7 @@ pub struct Lock<C, R> {
 impl<C: ZkClient, R: Runtime> Lock<C, R> {
     /// A lock whose contenders queue under `dir` (created on first use).
     pub fn new(ctx: Ctx<C, R>, dir: impl Into<String>) -> Self {
-        Lock {
-            ctx,
-            dir: dir.into(),
-        }
+        Lock { ctx, dir: dir.into() }
     }
 
     pub fn dir(&self) -> &str {

@@ -46,16 +46,9 @@ pub async fn queue<C: ZkClient, R: Runtime>(
 /// Asks the holder of `dir/name` to release. `Ok(false)` if the node is
 /// already gone. Idempotent (the same bytes each time), so ConnectionLoss
 /// is retried.
-pub async fn request_revoke<C: ZkClient, R: Runtime>(
-    ctx: &Ctx<C, R>,
-    dir: &str,
-    name: &str,
-) -> RecipeResult<bool> {
+pub async fn request_revoke<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, dir: &str, name: &str) -> RecipeResult<bool> {
     let path = join(dir, name);
-    match ctx
-        .retry(|| ctx.client().set_data(&path, REVOKE, ANY_VERSION))
-        .await
-    {
+    match ctx.retry(|| ctx.client().set_data(&path, REVOKE, ANY_VERSION)).await {
         Ok(_) => Ok(true),
         Err(RecipeError::Zk(ZkError::NoNode)) => Ok(false),
         Err(e) => Err(e),

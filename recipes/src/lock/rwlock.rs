@@ -54,21 +54,14 @@ pub struct RwLock<C, R> {
 
 impl<C: ZkClient, R: Runtime> RwLock<C, R> {
     pub fn new(ctx: Ctx<C, R>, dir: impl Into<String>) -> Self {
-        RwLock {
-            ctx,
-            dir: dir.into(),
-        }
+        RwLock { ctx, dir: dir.into() }
     }
 
     pub fn dir(&self) -> &str {
         &self.dir
     }
 
-    async fn acquire(
-        &self,
-        kind: &str,
-        blocker: crate::lock::core::Blocker,
-    ) -> RecipeResult<LockGuard<C, R>> {
+    async fn acquire(&self, kind: &str, blocker: crate::lock::core::Blocker) -> RecipeResult<LockGuard<C, R>> {
         acquire(
             &self.ctx,
             Contender {

@@ -58,10 +58,7 @@ impl<C: ZkClient, R: Runtime> AtLeastOnceConsumer<C, R> {
     /// Claims the first unclaimed item, or `None` if there is none.
     pub async fn try_claim(&self) -> RecipeResult<Option<Claimed<C, R>>> {
         let ctx = &self.ctx;
-        let items = match ctx
-            .retry(|| ctx.client().get_children(&self.layout.items))
-            .await
-        {
+        let items = match ctx.retry(|| ctx.client().get_children(&self.layout.items)).await {
             Ok((c, _)) => c,
             Err(RecipeError::Zk(ZkError::NoNode)) => return Ok(None),
             Err(e) => return Err(e),
@@ -75,9 +72,7 @@ impl<C: ZkClient, R: Runtime> AtLeastOnceConsumer<C, R> {
         let ctx = &self.ctx;
         let mut states = ctx.client().state_watch();
         loop {
-            let (items, _, items_watch) = match ctx
-                .retry(|| ctx.client().get_children_watch(&self.layout.items))
-                .await
+            let (items, _, items_watch) = match ctx.retry(|| ctx.client().get_children_watch(&self.layout.items)).await
             {
                 Ok(r) => r,
                 Err(RecipeError::Zk(ZkError::NoNode)) => {
@@ -95,8 +90,7 @@ impl<C: ZkClient, R: Runtime> AtLeastOnceConsumer<C, R> {
             let woken = match claims_watch {
                 Some(cw) => {
                     let either = async move {
-                        match select(Box::pin(items_watch.changed()), Box::pin(cw.changed())).await
-                        {
+                        match select(Box::pin(items_watch.changed()), Box::pin(cw.changed())).await {
                             Either::Left((e, _)) | Either::Right((e, _)) => e,
                         }
                     };
@@ -116,10 +110,7 @@ impl<C: ZkClient, R: Runtime> AtLeastOnceConsumer<C, R> {
     }
 
     /// Current claims (and a watch on them if asked).
-    async fn claims(
-        &self,
-        watch: bool,
-    ) -> RecipeResult<(Vec<String>, Option<crate::zk::OneshotWatch>)> {
+    async fn claims(&self, watch: bool) -> RecipeResult<(Vec<String>, Option<crate::zk::OneshotWatch>)> {
         let ctx = &self.ctx;
         let dir = &self.layout.claims;
         loop {
@@ -143,11 +134,7 @@ impl<C: ZkClient, R: Runtime> AtLeastOnceConsumer<C, R> {
         }
     }
 
-    async fn claim_first(
-        &self,
-        items: &[String],
-        claims: &[String],
-    ) -> RecipeResult<Option<Claimed<C, R>>> {
+    async fn claim_first(&self, items: &[String], claims: &[String]) -> RecipeResult<Option<Claimed<C, R>>> {
         for item in ItemName::parse_sorted(items) {
             if claims.binary_search(&item.name).is_ok() {
                 continue;
@@ -286,13 +273,8 @@ impl<C: ZkClient, R: Runtime> Claimed<C, R> {
                     attempt = attempt.saturating_add(1);
                     // While our session lives only we delete our claim: its
                     // absence means our multi was applied.
-                    ctx.retry(|| ctx.client().sync(parent(&self.claim_path)))
-                        .await?;
-                    if ctx
-                        .retry(|| ctx.client().exists(&self.claim_path))
-                        .await?
-                        .is_none()
-                    {
+                    ctx.retry(|| ctx.client().sync(parent(&self.claim_path))).await?;
+                    if ctx.retry(|| ctx.client().exists(&self.claim_path)).await?.is_none() {
                         return Ok(());
                     }
                 }

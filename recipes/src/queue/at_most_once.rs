@@ -47,10 +47,7 @@ impl<C: ZkClient, R: Runtime> AtMostOnceConsumer<C, R> {
     /// Takes the head item, or `None` if the queue is empty.
     pub async fn try_take(&self) -> RecipeResult<Option<QueueItem>> {
         let ctx = &self.ctx;
-        let children = match ctx
-            .retry(|| ctx.client().get_children(&self.layout.items))
-            .await
-        {
+        let children = match ctx.retry(|| ctx.client().get_children(&self.layout.items)).await {
             Ok((c, _)) => c,
             Err(RecipeError::Zk(ZkError::NoNode)) => return Ok(None),
             Err(e) => return Err(e),
@@ -63,10 +60,7 @@ impl<C: ZkClient, R: Runtime> AtMostOnceConsumer<C, R> {
         let ctx = &self.ctx;
         let mut states = ctx.client().state_watch();
         loop {
-            let (children, _, watch) = match ctx
-                .retry(|| ctx.client().get_children_watch(&self.layout.items))
-                .await
-            {
+            let (children, _, watch) = match ctx.retry(|| ctx.client().get_children_watch(&self.layout.items)).await {
                 Ok(r) => r,
                 Err(RecipeError::Zk(ZkError::NoNode)) => {
                     create_all(ctx, &self.layout.items).await?;
@@ -150,9 +144,7 @@ impl<C: ZkClient, R: Runtime> AtMostOnceConsumer<C, R> {
                         Err(e) => return Err(e),
                     }
                 }
-                Err(e) if e.error.is_session_lost() && attempt > 0 => {
-                    return Err(lost_item(&found))
-                }
+                Err(e) if e.error.is_session_lost() && attempt > 0 => return Err(lost_item(&found)),
                 Err(e) => return Err(RecipeError::from_zk(e.error)),
             }
         }

@@ -147,9 +147,7 @@ impl<C: ZkClient, R: Runtime> Queue<C, R> {
                         Err(e) => return Err(e),
                     }
                 }
-                Err(e) if e.error.is_session_lost() && ambiguous => {
-                    return Err(ambiguous_enqueue(&guid))
-                }
+                Err(e) if e.error.is_session_lost() && ambiguous => return Err(ambiguous_enqueue(&guid)),
                 Err(e) if e.error.is_ambiguous() => return Err(ambiguous_enqueue(&guid)),
                 Err(e) => return Err(RecipeError::from_zk(e.error)),
             }
@@ -168,10 +166,7 @@ impl<C: ZkClient, R: Runtime> Queue<C, R> {
     /// Number of items (claimed ones included).
     pub async fn len(&self) -> RecipeResult<usize> {
         let ctx = &self.ctx;
-        match ctx
-            .retry(|| ctx.client().get_children(&self.layout.items))
-            .await
-        {
+        match ctx.retry(|| ctx.client().get_children(&self.layout.items)).await {
             Ok((c, _)) => Ok(c.iter().filter(|n| ItemName::parse(n).is_some()).count()),
             Err(RecipeError::Zk(ZkError::NoNode)) => Ok(0),
             Err(e) => Err(e),

@@ -60,16 +60,7 @@ mod tests {
     use super::*;
 
     fn name(p: i32, c: u64, seq: &str) -> String {
-        format!(
-            "{}{seq}",
-            ItemName::prefix(
-                p,
-                &Guid {
-                    session: 9,
-                    counter: c
-                }
-            )
-        )
+        format!("{}{seq}", ItemName::prefix(p, &Guid { session: 9, counter: c }))
     }
 
     #[test]
@@ -77,15 +68,7 @@ mod tests {
         let ps = [i32::MIN, -7, -1, 0, 1, 42, i32::MAX];
         let enc: Vec<String> = ps
             .iter()
-            .map(|p| {
-                ItemName::prefix(
-                    *p,
-                    &Guid {
-                        session: 1,
-                        counter: 1,
-                    },
-                )
-            })
+            .map(|p| ItemName::prefix(*p, &Guid { session: 1, counter: 1 }))
             .collect();
         let mut sorted = enc.clone();
         sorted.sort();
@@ -105,10 +88,7 @@ mod tests {
             name(-1, 3, "-2147483647"),
             "garbage".to_string(),
         ];
-        let order: Vec<u64> = ItemName::parse_sorted(&names)
-            .iter()
-            .map(|i| i.guid.counter)
-            .collect();
+        let order: Vec<u64> = ItemName::parse_sorted(&names).iter().map(|i| i.guid.counter).collect();
         assert_eq!(order, vec![3, 2, 1]);
     }
 }

@@ -4,9 +4,7 @@ use std::time::Duration;
 
 use zookeeper_client as zkc;
 
-use crate::zk::{
-    AddWatchMode, CreateMode, EventType, SessionState, Stat, WatchedEvent, ZkError, ZkResult,
-};
+use crate::zk::{AddWatchMode, CreateMode, EventType, SessionState, Stat, WatchedEvent, ZkError, ZkResult};
 
 /// The interface's error for a `zookeeper-client` error.
 ///
@@ -75,9 +73,7 @@ pub(crate) fn create_options(mode: CreateMode) -> ZkResult<zkc::CreateOptions<'s
         CreateMode::PersistentSequential => zkc::CreateMode::PersistentSequential.with_acls(acls),
         CreateMode::EphemeralSequential => zkc::CreateMode::EphemeralSequential.with_acls(acls),
         CreateMode::Container => zkc::CreateMode::Container.with_acls(acls),
-        CreateMode::PersistentWithTtl { ttl_ms } => zkc::CreateMode::Persistent
-            .with_acls(acls)
-            .with_ttl(ttl(ttl_ms)?),
+        CreateMode::PersistentWithTtl { ttl_ms } => zkc::CreateMode::Persistent.with_acls(acls).with_ttl(ttl(ttl_ms)?),
         CreateMode::PersistentSequentialWithTtl { ttl_ms } => zkc::CreateMode::PersistentSequential
             .with_acls(acls)
             .with_ttl(ttl(ttl_ms)?),
@@ -130,18 +126,12 @@ mod tests {
 
     #[test]
     fn server_bad_arguments_is_a_server_code() {
-        assert_eq!(
-            error(zkc::Error::BadArguments(&"server error")),
-            ZkError::BadArguments
-        );
+        assert_eq!(error(zkc::Error::BadArguments(&"server error")), ZkError::BadArguments);
         assert!(matches!(
             error(zkc::Error::BadArguments(&"can not delete root node")),
             ZkError::InvalidArgument(_)
         ));
-        assert_eq!(
-            error(zkc::Error::UnexpectedErrorCode(-110)),
-            ZkError::NodeExists
-        );
+        assert_eq!(error(zkc::Error::UnexpectedErrorCode(-110)), ZkError::NodeExists);
         assert_eq!(error(zkc::Error::NoHosts), ZkError::ConnectionLoss);
     }
 

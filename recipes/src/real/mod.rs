@@ -35,8 +35,8 @@ use tokio::runtime::Handle;
 use zookeeper_client as zkc;
 
 use crate::zk::{
-    validate_path, AddWatchMode, CreateMode, MultiError, OneshotWatch, Op, OpResult,
-    PersistentWatch, SessionId, SessionState, Stat, StateWatch, ZkClient, ZkError, ZkResult,
+    validate_path, AddWatchMode, CreateMode, MultiError, OneshotWatch, Op, OpResult, PersistentWatch, SessionId,
+    SessionState, Stat, StateWatch, ZkClient, ZkError, ZkResult,
 };
 use watch::StateFanout;
 
@@ -98,9 +98,8 @@ impl RealClient {
 
     /// Connects with explicit options. Must run inside a tokio runtime.
     pub async fn connect_with(connect_string: &str, options: RealOptions) -> ZkResult<RealClient> {
-        let runtime = Handle::try_current().map_err(|_| {
-            ZkError::InvalidArgument("RealClient needs a tokio runtime".to_string())
-        })?;
+        let runtime = Handle::try_current()
+            .map_err(|_| ZkError::InvalidArgument("RealClient needs a tokio runtime".to_string()))?;
         let connecting = zkc::Client::connector()
             .with_session_timeout(options.session_timeout)
             .connect(connect_string);
@@ -158,11 +157,7 @@ fn failed_multi(len: usize, index: usize, error: ZkError) -> MultiError {
             std::cmp::Ordering::Greater => OpResult::Error(Some(ZkError::RuntimeInconsistency)),
         })
         .collect();
-    MultiError {
-        error,
-        index,
-        results,
-    }
+    MultiError { error, index, results }
 }
 
 impl ZkClient for RealClient {
@@ -189,10 +184,7 @@ impl ZkClient for RealClient {
         check_path(path, mode.is_sequential())?;
         let options = convert::create_options(mode)?;
         let client = self.handle()?;
-        let (stat, sequence) = client
-            .create(path, data, &options)
-            .await
-            .map_err(convert::error)?;
+        let (stat, sequence) = client.create(path, data, &options).await.map_err(convert::error)?;
         let created = if mode.is_sequential() {
             format!("{path}{sequence}")
         } else {
@@ -204,10 +196,7 @@ impl ZkClient for RealClient {
     async fn delete(&self, path: &str, version: i32) -> ZkResult<()> {
         check_path(path, false)?;
         let client = self.handle()?;
-        client
-            .delete(path, Some(version))
-            .await
-            .map_err(convert::error)
+        client.delete(path, Some(version)).await.map_err(convert::error)
     }
 
     async fn exists(&self, path: &str) -> ZkResult<Option<Stat>> {
@@ -220,10 +209,7 @@ impl ZkClient for RealClient {
     async fn exists_watch(&self, path: &str) -> ZkResult<(Option<Stat>, OneshotWatch)> {
         check_path(path, false)?;
         let client = self.handle()?;
-        let (stat, watcher) = client
-            .check_and_watch_stat(path)
-            .await
-            .map_err(convert::error)?;
+        let (stat, watcher) = client.check_and_watch_stat(path).await.map_err(convert::error)?;
         Ok((
             stat.as_ref().map(convert::stat),
             watch::oneshot(&self.inner.runtime, watcher),
@@ -240,15 +226,8 @@ impl ZkClient for RealClient {
     async fn get_data_watch(&self, path: &str) -> ZkResult<(Vec<u8>, Stat, OneshotWatch)> {
         check_path(path, false)?;
         let client = self.handle()?;
-        let (data, stat, watcher) = client
-            .get_and_watch_data(path)
-            .await
-            .map_err(convert::error)?;
-        Ok((
-            data,
-            convert::stat(&stat),
-            watch::oneshot(&self.inner.runtime, watcher),
-        ))
+        let (data, stat, watcher) = client.get_and_watch_data(path).await.map_err(convert::error)?;
+        Ok((data, convert::stat(&stat), watch::oneshot(&self.inner.runtime, watcher)))
     }
 
     async fn get_children(&self, path: &str) -> ZkResult<(Vec<String>, Stat)> {
@@ -261,10 +240,7 @@ impl ZkClient for RealClient {
     async fn get_children_watch(&self, path: &str) -> ZkResult<(Vec<String>, Stat, OneshotWatch)> {
         check_path(path, false)?;
         let client = self.handle()?;
-        let (children, stat, watcher) = client
-            .get_and_watch_children(path)
-            .await
-            .map_err(convert::error)?;
+        let (children, stat, watcher) = client.get_and_watch_children(path).await.map_err(convert::error)?;
         Ok((
             children,
             convert::stat(&stat),
@@ -296,11 +272,7 @@ impl ZkClient for RealClient {
                     writer.add_create(path, data, &options)
                 }
                 Op::Delete { path, version } => writer.add_delete(path, Some(*version)),
-                Op::SetData {
-                    path,
-                    data,
-                    version,
-                } => writer.add_set_data(path, data, Some(*version)),
+                Op::SetData { path, data, version } => writer.add_set_data(path, data, Some(*version)),
                 Op::Check { path, version } => writer.add_check_version(path, *version),
             };
             added.map_err(convert::error)?;
@@ -324,9 +296,7 @@ impl ZkClient for RealClient {
                     }
                 })
                 .collect(),
-            Err(zkc::MultiWriteError::RequestFailed { source }) => {
-                Err(MultiError::whole(convert::error(source)))
-            }
+            Err(zkc::MultiWriteError::RequestFailed { source }) => Err(MultiError::whole(convert::error(source))),
             Err(zkc::MultiWriteError::OperationFailed { index, source }) => {
                 Err(failed_multi(ops.len(), index, convert::error(source)))
             }

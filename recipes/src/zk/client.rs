@@ -52,25 +52,16 @@ pub trait ZkClient: Clone + Send + Sync + 'static {
 
     /// Like `exists`, and sets a watch that fires on create, delete or data
     /// change — set even when the node does not exist.
-    fn exists_watch(
-        &self,
-        path: &str,
-    ) -> impl Future<Output = ZkResult<(Option<Stat>, OneshotWatch)>> + Send;
+    fn exists_watch(&self, path: &str) -> impl Future<Output = ZkResult<(Option<Stat>, OneshotWatch)>> + Send;
 
     fn get_data(&self, path: &str) -> impl Future<Output = ZkResult<(Vec<u8>, Stat)>> + Send;
 
     /// Like `get_data`, and sets a watch for data change or delete. No watch
     /// is set when the node does not exist (`NoNode`).
-    fn get_data_watch(
-        &self,
-        path: &str,
-    ) -> impl Future<Output = ZkResult<(Vec<u8>, Stat, OneshotWatch)>> + Send;
+    fn get_data_watch(&self, path: &str) -> impl Future<Output = ZkResult<(Vec<u8>, Stat, OneshotWatch)>> + Send;
 
     /// The children's names, in no particular order, and the parent's Stat.
-    fn get_children(
-        &self,
-        path: &str,
-    ) -> impl Future<Output = ZkResult<(Vec<String>, Stat)>> + Send;
+    fn get_children(&self, path: &str) -> impl Future<Output = ZkResult<(Vec<String>, Stat)>> + Send;
 
     /// Like `get_children`, and sets a watch for a child created or deleted,
     /// or the node itself deleted.
@@ -80,27 +71,17 @@ pub trait ZkClient: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = ZkResult<(Vec<String>, Stat, OneshotWatch)>> + Send;
 
     /// Sets a node's data if its version matches; returns the new Stat.
-    fn set_data(
-        &self,
-        path: &str,
-        data: &[u8],
-        version: i32,
-    ) -> impl Future<Output = ZkResult<Stat>> + Send;
+    fn set_data(&self, path: &str, data: &[u8], version: i32) -> impl Future<Output = ZkResult<Stat>> + Send;
 
     /// Applies all ops atomically at one zxid, or none of them.
-    fn multi(&self, ops: Vec<Op>)
-        -> impl Future<Output = Result<Vec<OpResult>, MultiError>> + Send;
+    fn multi(&self, ops: Vec<Op>) -> impl Future<Output = Result<Vec<OpResult>, MultiError>> + Send;
 
     /// Makes the connected server catch up with the leader: reads issued after
     /// `sync` returns see every write completed before it was called.
     fn sync(&self, path: &str) -> impl Future<Output = ZkResult<()>> + Send;
 
     /// Adds a persistent (or persistent-recursive) watch on `path`.
-    fn add_watch(
-        &self,
-        path: &str,
-        mode: AddWatchMode,
-    ) -> impl Future<Output = ZkResult<PersistentWatch>> + Send;
+    fn add_watch(&self, path: &str, mode: AddWatchMode) -> impl Future<Output = ZkResult<PersistentWatch>> + Send;
 
     /// Closes the session: its ephemerals are deleted and every later call
     /// fails. Idempotent.

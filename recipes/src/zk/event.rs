@@ -54,10 +54,7 @@ impl SessionState {
         )
     }
     pub fn is_connected(self) -> bool {
-        matches!(
-            self,
-            SessionState::SyncConnected | SessionState::ConnectedReadOnly
-        )
+        matches!(self, SessionState::SyncConnected | SessionState::ConnectedReadOnly)
     }
     pub fn code(self) -> i32 {
         match self {

@@ -34,10 +34,7 @@ pub enum CreateMode {
 
 impl CreateMode {
     pub fn is_ephemeral(self) -> bool {
-        matches!(
-            self,
-            CreateMode::Ephemeral | CreateMode::EphemeralSequential
-        )
+        matches!(self, CreateMode::Ephemeral | CreateMode::EphemeralSequential)
     }
     pub fn is_sequential(self) -> bool {
         matches!(
@@ -52,8 +49,9 @@ impl CreateMode {
     }
     pub fn ttl_ms(self) -> Option<i64> {
         match self {
-            CreateMode::PersistentWithTtl { ttl_ms }
-            | CreateMode::PersistentSequentialWithTtl { ttl_ms } => Some(ttl_ms),
+            CreateMode::PersistentWithTtl { ttl_ms } | CreateMode::PersistentSequentialWithTtl { ttl_ms } => {
+                Some(ttl_ms)
+            }
             _ => None,
         }
     }
@@ -133,10 +131,9 @@ pub enum Op {
 impl Op {
     pub fn path(&self) -> &str {
         match self {
-            Op::Create { path, .. }
-            | Op::Delete { path, .. }
-            | Op::SetData { path, .. }
-            | Op::Check { path, .. } => path,
+            Op::Create { path, .. } | Op::Delete { path, .. } | Op::SetData { path, .. } | Op::Check { path, .. } => {
+                path
+            }
         }
     }
 }

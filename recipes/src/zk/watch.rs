@@ -72,10 +72,7 @@ pub struct PersistentWatchSender {
 impl PersistentWatch {
     pub fn channel() -> (PersistentWatchSender, PersistentWatch) {
         let (tx, rx) = mpsc::unbounded();
-        (
-            PersistentWatchSender { tx },
-            PersistentWatch { rx, ended: false },
-        )
+        (PersistentWatchSender { tx }, PersistentWatch { rx, ended: false })
     }
 
     /// The next event. After the session ends this keeps returning the

@@ -39,7 +39,10 @@ pub enum WatchReg {
 }
 
 pub enum Cmd {
+    /// `xid` is the request id: the history's operation id, so a commit
+    /// can be traced to the operation that caused it.
     Call {
+        xid: i64,
         request: Request,
         reply: Reply,
         watch: Option<WatchReg>,
@@ -67,11 +70,7 @@ enum Ev {
 }
 
 /// The connection task. Ends when the session is expired or closed.
-pub async fn run(
-    shared: std::sync::Arc<Shared>,
-    servers: Vec<ServerId>,
-    cmds: mpsc::UnboundedReceiver<Cmd>,
-) {
+pub async fn run(shared: std::sync::Arc<Shared>, servers: Vec<ServerId>, cmds: mpsc::UnboundedReceiver<Cmd>) {
     let (etx, mut rx) = mpsc::unbounded::<Ev>();
     let ctx = etx.clone();
     madsim::task::spawn(async move {
@@ -88,7 +87,6 @@ pub async fn run(
         queued: VecDeque::new(),
         pending: VecDeque::new(),
         watches: ClientWatches::default(),
-        next_xid: 0,
         last_zxid: 0,
         generation: 0,
         lose_next_write_reply: false,
@@ -126,7 +124,6 @@ struct Cnxn {
     /// Calls sent on the current connection, awaiting replies in order.
     pending: VecDeque<Call>,
     watches: ClientWatches,
-    next_xid: i64,
     last_zxid: Zxid,
     generation: u64,
     lose_next_write_reply: bool,
@@ -145,13 +142,10 @@ impl Cnxn {
         let connect_timeout = t / self.servers.len().max(1) as u32;
         self.generation += 1;
         let gen = self.generation;
-        let stream =
-            match madsim::time::timeout(connect_timeout, TcpStream::connect(client_addr(server)))
-                .await
-            {
-                Ok(Ok(s)) => s,
-                _ => return self.connect_failed(),
-            };
+        let stream = match madsim::time::timeout(connect_timeout, TcpStream::connect(client_addr(server))).await {
+            Ok(Ok(s)) => s,
+            _ => return self.connect_failed(),
+        };
         let (mut r, w) = tokio::io::split(stream);
         let (wtx, wrx) = mpsc::unbounded();
         let writing = madsim::task::spawn(writer(w, wrx));
@@ -210,8 +204,7 @@ impl Cnxn {
         }
         // Re-register watches, then send what waited.
         if !self.watches.is_empty() {
-            let (data, exist, child, persistent, persistent_recursive) =
-                self.watches.for_set_watches();
+            let (data, exist, child, persistent, persistent_recursive) = self.watches.for_set_watches();
             let _ = wtx.unbounded_send(encoded(&ToServer::SetWatches {
                 relative_zxid: self.last_zxid,
                 data,
@@ -263,11 +256,7 @@ impl Cnxn {
                 Ok(Some(Ev::Frame(g, msg))) if g == gen => {
                     last_recv = Instant::now();
                     match msg {
-                        ToClient::Reply {
-                            xid,
-                            zxid,
-                            response,
-                        } => {
+                        ToClient::Reply { xid, zxid, response } => {
                             let Some(call) = self.pending.pop_front() else {
                                 return self.lost(guard);
                             };
@@ -291,9 +280,7 @@ impl Cnxn {
                                 return self.end(SessionState::Closed);
                             }
                         }
-                        ToClient::Event {
-                            event_type, path, ..
-                        } => {
+                        ToClient::Event { event_type, path, .. } => {
                             self.shared.record_watch(event_type, &path);
                             self.watches.deliver(event_type, &path);
                         }
@@ -307,20 +294,16 @@ impl Cnxn {
     }
 
     /// Handles a command; `Some` ends the connection attempt with that outcome.
-    fn command(
-        &mut self,
-        cmd: Cmd,
-        wtx: Option<&mpsc::UnboundedSender<WriteCmd>>,
-    ) -> Option<Outcome> {
+    fn command(&mut self, cmd: Cmd, wtx: Option<&mpsc::UnboundedSender<WriteCmd>>) -> Option<Outcome> {
         match cmd {
             Cmd::Call {
+                xid,
                 request,
                 reply,
                 watch,
             } => {
-                self.next_xid += 1;
                 let call = Call {
-                    xid: self.next_xid,
+                    xid,
                     request,
                     reply,
                     watch,

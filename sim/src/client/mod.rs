@@ -13,9 +13,8 @@ use std::time::Duration;
 use futures::channel::{mpsc, oneshot};
 use zkdst_checker::history::{ClientId, Outcome};
 use zkdst_recipes::zk::{
-    validate_path, AddWatchMode, CreateMode, EventType, MultiError, OneshotWatch, Op, OpResult,
-    PersistentWatch, SessionId, SessionState, Stat, StateWatch, StateWatchSender, ZkClient,
-    ZkError, ZkResult, Zxid,
+    validate_path, AddWatchMode, CreateMode, EventType, MultiError, OneshotWatch, Op, OpResult, PersistentWatch,
+    SessionId, SessionState, Stat, StateWatch, StateWatchSender, ZkClient, ZkError, ZkResult, Zxid,
 };
 
 use crate::proto::{Request, Response};
@@ -101,12 +100,8 @@ impl Shared {
     }
     pub(crate) fn record_watch(&self, event_type: EventType, path: &str) {
         let session = self.session_id();
-        self.recorder.watch_event(
-            self.id,
-            session,
-            &format!("{event_type:?}"),
-            Some(path.to_string()),
-        );
+        self.recorder
+            .watch_event(self.id, session, &format!("{event_type:?}"), Some(path.to_string()));
     }
 }
 
@@ -184,30 +179,20 @@ impl SimClient {
     }
 
     /// Sends a request and waits for its reply, recording both.
-    async fn call(
-        &self,
-        request: Request,
-        watch: Option<WatchReg>,
-    ) -> Result<(Response, Zxid), ZkError> {
+    async fn call(&self, request: Request, watch: Option<WatchReg>) -> Result<(Response, Zxid), ZkError> {
         let op = record::op_of(&request);
         let session = self.session_id();
         let id = self
             .shared
             .recorder
             .invoke(self.shared.id, (session != 0).then_some(session), op);
-        let result = self.send(request, watch).await;
+        let result = self.send(id as i64, request, watch).await;
         let (outcome, zxid) = record::outcome_of(&result);
-        self.shared
-            .recorder
-            .complete(id, self.shared.id, outcome, zxid);
+        self.shared.recorder.complete(id, self.shared.id, outcome, zxid);
         result
     }
 
-    async fn send(
-        &self,
-        request: Request,
-        watch: Option<WatchReg>,
-    ) -> Result<(Response, Zxid), ZkError> {
+    async fn send(&self, xid: i64, request: Request, watch: Option<WatchReg>) -> Result<(Response, Zxid), ZkError> {
         match self.state() {
             SessionState::Expired => return Err(ZkError::SessionExpired),
             SessionState::Closed => return Err(ZkError::Closed),
@@ -217,6 +202,7 @@ impl SimClient {
         if self
             .tx
             .unbounded_send(Cmd::Call {
+                xid,
                 request,
                 reply,
                 watch,
@@ -243,14 +229,9 @@ impl SimClient {
             (session != 0).then_some(session),
             record::op_of(&request),
         );
-        self.shared.recorder.complete(
-            id,
-            self.shared.id,
-            Outcome::Fail {
-                error: e.to_string(),
-            },
-            None,
-        );
+        self.shared
+            .recorder
+            .complete(id, self.shared.id, Outcome::Fail { error: e.to_string() }, None);
         Err(e)
     }
 
@@ -444,9 +425,7 @@ impl ZkClient for SimClient {
     }
 
     async fn sync(&self, path: &str) -> ZkResult<()> {
-        let request = Request::Sync {
-            path: path.to_string(),
-        };
+        let request = Request::Sync { path: path.to_string() };
         if let Err(e) = Self::check(path, false) {
             return self.reject(request, e);
         }
@@ -465,10 +444,7 @@ impl ZkClient for SimClient {
             return self.reject(request, e);
         }
         let (tx, w) = PersistentWatch::channel();
-        match self
-            .call(request, Some(WatchReg::Persistent(mode, tx)))
-            .await?
-        {
+        match self.call(request, Some(WatchReg::Persistent(mode, tx))).await? {
             (Response::AddWatch, _) => Ok(w),
             (r, _) => Err(unexpected(r)),
         }

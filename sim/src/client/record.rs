@@ -1,8 +1,6 @@
 //! How client calls appear in the history.
 
-use zkdst_checker::history::{
-    CreateModeRecord, Data, MultiOpResult, Op as HOp, Outcome, StatRecord, Value,
-};
+use zkdst_checker::history::{CreateModeRecord, Data, MultiOpResult, Op as HOp, Outcome, StatRecord, Value};
 use zkdst_recipes::zk::{CreateMode, Op, OpResult, Stat, ZkError, Zxid};
 
 use crate::proto::{Request, Response};
@@ -31,9 +29,7 @@ pub fn mode_record(m: CreateMode) -> CreateModeRecord {
         CreateMode::EphemeralSequential => CreateModeRecord::EphemeralSequential,
         CreateMode::Container => CreateModeRecord::Container,
         CreateMode::PersistentWithTtl { .. } => CreateModeRecord::PersistentWithTtl,
-        CreateMode::PersistentSequentialWithTtl { .. } => {
-            CreateModeRecord::PersistentSequentialWithTtl
-        }
+        CreateMode::PersistentSequentialWithTtl { .. } => CreateModeRecord::PersistentSequentialWithTtl,
     }
 }
 
@@ -48,11 +44,7 @@ fn multi_op(op: &Op) -> HOp {
             path: path.clone(),
             version: *version,
         },
-        Op::SetData {
-            path,
-            data,
-            version,
-        } => HOp::SetData {
+        Op::SetData { path, data, version } => HOp::SetData {
             path: path.clone(),
             data: Data(data.clone()),
             version: *version,
@@ -75,11 +67,7 @@ pub fn op_of(r: &Request) -> HOp {
             path: path.clone(),
             version: *version,
         },
-        Request::SetData {
-            path,
-            data,
-            version,
-        } => HOp::SetData {
+        Request::SetData { path, data, version } => HOp::SetData {
             path: path.clone(),
             data: Data(data.clone()),
             version: *version,
@@ -120,9 +108,7 @@ fn multi_result(r: &OpResult) -> MultiOpResult {
         },
         OpResult::Check => MultiOpResult::Check,
         OpResult::Error(None) => MultiOpResult::Error { code: "Ok".into() },
-        OpResult::Error(Some(e)) => MultiOpResult::Error {
-            code: e.name().into(),
-        },
+        OpResult::Error(Some(e)) => MultiOpResult::Error { code: e.name().into() },
     }
 }
 
@@ -131,27 +117,15 @@ fn multi_result(r: &OpResult) -> MultiOpResult {
 /// server's error reply is an Ok whose value is the error.
 pub fn outcome_of(r: &Result<(Response, Zxid), ZkError>) -> (Outcome, Option<Zxid>) {
     match r {
-        Err(e) if e.is_ambiguous() => (
-            Outcome::Info {
-                error: e.name().into(),
-            },
-            None,
-        ),
-        Err(e) => (
-            Outcome::Fail {
-                error: e.name().into(),
-            },
-            None,
-        ),
+        Err(e) if e.is_ambiguous() => (Outcome::Info { error: e.name().into() }, None),
+        Err(e) => (Outcome::Fail { error: e.name().into() }, None),
         Ok((resp, zxid)) => {
             let value = match resp {
                 Response::Create { path, stat } => Value::Created {
                     path: path.clone(),
                     stat: stat_record(stat),
                 },
-                Response::Delete | Response::Sync | Response::AddWatch | Response::CloseSession => {
-                    Value::Unit
-                }
+                Response::Delete | Response::Sync | Response::AddWatch | Response::CloseSession => Value::Unit,
                 Response::SetData { stat } => Value::Stat {
                     stat: Some(stat_record(stat)),
                 },

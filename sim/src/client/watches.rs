@@ -98,15 +98,7 @@ impl ClientWatches {
     /// Paths to re-register with SetWatches: (data, exist, child,
     /// persistent, recursive). Dropped watch handles are forgotten.
     #[allow(clippy::type_complexity)]
-    pub fn for_set_watches(
-        &mut self,
-    ) -> (
-        Vec<String>,
-        Vec<String>,
-        Vec<String>,
-        Vec<String>,
-        Vec<String>,
-    ) {
+    pub fn for_set_watches(&mut self) -> (Vec<String>, Vec<String>, Vec<String>, Vec<String>, Vec<String>) {
         fn live_once(t: &mut BTreeMap<String, Vec<OneshotWatchSender>>) -> Vec<String> {
             t.retain(|_, v| {
                 v.retain(|w| !w.is_canceled());

@@ -16,10 +16,8 @@ use super::conn::{Conn, ConnId, ConnState, Pending, Stage};
 use crate::disk::LogTxn;
 use crate::proto::{ForwardedWrite, LoggedTxn, PeerMsg, Request, Response, ToClient, ToServer};
 use crate::session::{negotiate_timeout, SessionTracker};
-use crate::tree::{
-    DataTree, PrepConfig, Txn, TxnResult, WatchManager, WriteRequest, JUTE_MAX_BUFFER,
-};
-use crate::zab::{DiskOp, Durable, Peer, ServerId, ZabConfig};
+use crate::tree::{DataTree, PrepConfig, Txn, TxnResult, WatchManager, WriteRequest, JUTE_MAX_BUFFER};
+use crate::zab::{DiskOp, Durable, Peer, Role, ServerId, ZabConfig};
 
 /// Virtual wall clock origin for txn timestamps (2026-01-01T00:00:00Z), so
 /// ctime/mtime look like real times and stay deterministic.
@@ -47,8 +45,8 @@ pub struct Outputs {
     pub clients: Vec<(ConnId, ToClient)>,
     pub close: Vec<ConnId>,
     pub disk: Vec<DiskOp<LogTxn>>,
-    /// Transactions this server applied, in zxid order.
-    pub applied: Vec<(Zxid, LogTxn)>,
+    /// Transactions this server applied, in zxid order, with the result.
+    pub applied: Vec<(Zxid, LogTxn, TxnResult)>,
 }
 
 /// One server.
@@ -77,13 +75,7 @@ pub struct ServerCore {
 impl ServerCore {
     /// A server starting from its disk. `incarnation` distinguishes restarts
     /// (it seeds unique session ids); `seed` drives children shuffling.
-    pub fn new(
-        cfg: ServerConfig,
-        durable: Durable<LogTxn>,
-        incarnation: u64,
-        seed: u64,
-        now_ms: u64,
-    ) -> Self {
+    pub fn new(cfg: ServerConfig, durable: Durable<LogTxn>, incarnation: u64, seed: u64, now_ms: u64) -> Self {
         let peer = Peer::new(cfg.id, cfg.servers.clone(), cfg.zab, durable);
         let mut core = ServerCore {
             tracker: SessionTracker::new(cfg.tick_ms),
@@ -149,7 +141,7 @@ impl ServerCore {
         } else if let Some(leader) = self.peer.leader() {
             if self.peer.is_serving() && !self.touched.is_empty() {
                 let list: Vec<SessionId> = std::mem::take(&mut self.touched).into_iter().collect();
-                self.out.peers.push((leader, PeerMsg::Touch(list)));
+                self.to_leader(leader, PeerMsg::Touch(list));
             }
         }
     }
@@ -170,15 +162,17 @@ impl ServerCore {
         self.now_ms = now_ms;
         match msg {
             PeerMsg::Hello { .. } => {}
+            PeerMsg::ToLeader { epoch, msg } => {
+                let current = matches!(self.peer.role(), Role::Leading { epoch: e } if e == epoch);
+                if current && self.peer.is_leader() {
+                    self.on_peer(now_ms, from, *msg);
+                }
+            }
             PeerMsg::Zab(m) => {
                 self.peer.step(from, m);
                 self.after_peer();
             }
-            PeerMsg::Forward {
-                session,
-                xid,
-                request,
-            } => {
+            PeerMsg::Forward { session, xid, request } => {
                 if self.peer.is_leader() {
                     let req = match request {
                         ForwardedWrite::Request(r) => to_write_request(r),
@@ -282,9 +276,7 @@ impl ServerCore {
                         let t = self.revalidate(me, session);
                         self.revalidated(session, conn, t);
                     } else if let Some(l) = self.peer.leader() {
-                        self.out
-                            .peers
-                            .push((l, PeerMsg::Revalidate { session, conn }));
+                        self.to_leader(l, PeerMsg::Revalidate { session, conn });
                     }
                 }
             }
@@ -360,9 +352,7 @@ impl ServerCore {
                             let me = self.cfg.id;
                             self.leader_sync(me, session, xid);
                         } else if let Some(l) = self.peer.leader() {
-                            self.out
-                                .peers
-                                .push((l, PeerMsg::SyncRequest { session, xid }));
+                            self.to_leader(l, PeerMsg::SyncRequest { session, xid });
                         }
                     }
                     _ => {}
@@ -382,6 +372,19 @@ impl ServerCore {
         }
     }
 
+    /// Sends a learner message to our leader, stamped with our epoch.
+    fn to_leader(&mut self, leader: ServerId, msg: PeerMsg) {
+        if let Role::Following { epoch, .. } = self.peer.role() {
+            self.out.peers.push((
+                leader,
+                PeerMsg::ToLeader {
+                    epoch,
+                    msg: Box::new(msg),
+                },
+            ));
+        }
+    }
+
     fn close_conn(&mut self, conn: ConnId) {
         self.on_client_closed(conn);
         self.out.close.push(conn);
@@ -392,23 +395,14 @@ impl ServerCore {
         if self.peer.is_leader() {
             let req = match request {
                 ForwardedWrite::Request(r) => to_write_request(r),
-                ForwardedWrite::CreateSession { timeout_ms } => {
-                    Some(WriteRequest::CreateSession { timeout_ms })
-                }
+                ForwardedWrite::CreateSession { timeout_ms } => Some(WriteRequest::CreateSession { timeout_ms }),
             };
             if let Some(req) = req {
                 let me = self.cfg.id;
                 self.leader_submit(Some(me), session, xid, req);
             }
         } else if let Some(l) = self.peer.leader() {
-            self.out.peers.push((
-                l,
-                PeerMsg::Forward {
-                    session,
-                    xid,
-                    request,
-                },
-            ));
+            self.to_leader(l, PeerMsg::Forward { session, xid, request });
         }
     }
 
@@ -423,7 +417,10 @@ impl ServerCore {
                 let _ = o;
                 false
             }
-            (Some(o), _) => self.tracker.owner(session).is_some_and(|owner| owner != o && owner != u32::MAX),
+            (Some(o), _) => self
+                .tracker
+                .owner(session)
+                .is_some_and(|owner| owner != o && owner != u32::MAX),
             (None, _) => false,
         };
         let txn = if moved {
@@ -436,7 +433,12 @@ impl ServerCore {
         match (&req, &txn) {
             (WriteRequest::CreateSession { timeout_ms }, Txn::CreateSession { .. }) => {
                 let timeout_ms = *timeout_ms;
-                self.tracker.add(session, timeout_ms.max(0) as u64, self.now_ms, origin.unwrap_or(self.cfg.id))
+                self.tracker.add(
+                    session,
+                    timeout_ms.max(0) as u64,
+                    self.now_ms,
+                    origin.unwrap_or(self.cfg.id),
+                )
             }
             (WriteRequest::CloseSession, _) => self.tracker.set_closing(session),
             _ => {}
@@ -527,9 +529,7 @@ impl ServerCore {
         if to == self.cfg.id {
             self.sync_done(session, xid);
         } else {
-            self.out
-                .peers
-                .push((to, PeerMsg::SyncReply { session, xid }));
+            self.out.peers.push((to, PeerMsg::SyncReply { session, xid }));
         }
     }
 
@@ -698,14 +698,7 @@ impl ServerCore {
         }
         let from = self.peer.upper_bound(self.tree.last_zxid());
         let to = self.peer.upper_bound(commit);
-        let entries: Vec<_> = self
-            .peer
-            .log()
-            .iter()
-            .skip(from)
-            .take(to - from)
-            .cloned()
-            .collect();
+        let entries: Vec<_> = self.peer.log().iter().skip(from).take(to - from).cloned().collect();
         for e in entries {
             self.apply_one(e.zxid, e.txn);
         }
@@ -713,7 +706,7 @@ impl ServerCore {
 
     fn apply_one(&mut self, zxid: Zxid, logged: LogTxn) {
         let applied = self.tree.apply(zxid, logged.time_ms, &logged.txn);
-        self.out.applied.push((zxid, logged.clone()));
+        self.out.applied.push((zxid, logged.clone(), applied.result.clone()));
         for (session, ev) in self.watches.trigger(&applied.triggers) {
             if let (Some(&conn), Some(path)) = (self.session_conn.get(&session), ev.path) {
                 self.out.clients.push((
@@ -804,15 +797,7 @@ fn to_write_request(r: Request) -> Option<WriteRequest> {
     Some(match r {
         Request::Create { path, data, mode } => WriteRequest::Create { path, data, mode },
         Request::Delete { path, version } => WriteRequest::Delete { path, version },
-        Request::SetData {
-            path,
-            data,
-            version,
-        } => WriteRequest::SetData {
-            path,
-            data,
-            version,
-        },
+        Request::SetData { path, data, version } => WriteRequest::SetData { path, data, version },
         Request::Multi(ops) => WriteRequest::Multi(ops),
         Request::CloseSession => WriteRequest::CloseSession,
         _ => return None,

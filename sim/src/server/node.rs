@@ -97,10 +97,7 @@ impl ServerNode {
             return;
         };
         tasks.push(madsim::task::spawn(accept_peers(peer_listener, tx.clone())));
-        tasks.push(madsim::task::spawn(accept_clients(
-            client_listener,
-            tx.clone(),
-        )));
+        tasks.push(madsim::task::spawn(accept_clients(client_listener, tx.clone())));
         let mut links: BTreeMap<ServerId, mpsc::UnboundedSender<WriteCmd>> = BTreeMap::new();
         for &s in self.cfg.servers.iter().filter(|s| **s != me) {
             let (ltx, lrx) = mpsc::unbounded();
@@ -120,8 +117,7 @@ impl ServerNode {
             }
         }));
 
-        let mut conns: BTreeMap<ConnId, (mpsc::UnboundedSender<WriteCmd>, JoinHandle<()>)> =
-            BTreeMap::new();
+        let mut conns: BTreeMap<ConnId, (mpsc::UnboundedSender<WriteCmd>, JoinHandle<()>)> = BTreeMap::new();
         let mut fsync_in_flight = false;
         let mut fsync_next: Option<FsyncTicket> = None;
         self.flush(
@@ -195,8 +191,8 @@ impl ServerNode {
                 });
             }
         }
-        for (zxid, logged) in &out.applied {
-            self.recorder.commit(self.cfg.id, *zxid, logged);
+        for (zxid, logged, result) in &out.applied {
+            self.recorder.commit(self.cfg.id, *zxid, logged, result);
         }
         for (to, msg) in &out.peers {
             if let Some(l) = links.get(to) {
@@ -233,8 +229,7 @@ async fn accept_peers(l: TcpListener, tx: EvTx) {
         madsim::task::spawn(async move {
             let (mut r, _w) = tokio::io::split(stream);
             let mut buf = Vec::new();
-            let Some(PeerMsg::Hello { from }) = read_frame::<PeerMsg>(&mut r, &mut buf).await
-            else {
+            let Some(PeerMsg::Hello { from }) = read_frame::<PeerMsg>(&mut r, &mut buf).await else {
                 return;
             };
             while let Some(msg) = read_frame::<PeerMsg>(&mut r, &mut buf).await {
@@ -274,12 +269,7 @@ async fn accept_clients(l: TcpListener, tx: EvTx) {
 /// Keeps a connection to `to` and writes our messages on it. Messages
 /// queued while the link is down are dropped, as a reset TCP connection
 /// loses them; the protocol recovers through timeouts and resync.
-async fn peer_link(
-    me: ServerId,
-    to: ServerId,
-    mut rx: mpsc::UnboundedReceiver<WriteCmd>,
-    tx: EvTx,
-) {
+async fn peer_link(me: ServerId, to: ServerId, mut rx: mpsc::UnboundedReceiver<WriteCmd>, tx: EvTx) {
     loop {
         let stream = match TcpStream::connect(peer_addr(to)).await {
             Ok(s) => s,
@@ -300,9 +290,7 @@ async fn peer_link(
         let (_r, mut w) = tokio::io::split(stream);
         let mut hello = Vec::new();
         crate::proto::frame::encode(&PeerMsg::Hello { from: me }, &mut hello);
-        if tokio::io::AsyncWriteExt::write_all(&mut w, &hello)
-            .await
-            .is_err()
+        if tokio::io::AsyncWriteExt::write_all(&mut w, &hello).await.is_err()
             || tokio::io::AsyncWriteExt::flush(&mut w).await.is_err()
         {
             madsim::time::sleep(Duration::from_millis(50)).await;

@@ -21,10 +21,7 @@ impl DataTree {
     pub fn apply(&mut self, zxid: Zxid, time_ms: i64, txn: &Txn) -> Applied {
         let mut triggers = Vec::new();
         let result = match txn {
-            Txn::CreateSession {
-                session,
-                timeout_ms,
-            } => {
+            Txn::CreateSession { session, timeout_ms } => {
                 self.put_session(*session, *timeout_ms);
                 TxnResult::CreateSession
             }
@@ -40,13 +37,10 @@ impl DataTree {
             }
             Txn::Multi(txns) => self.apply_multi(zxid, time_ms, txns, &mut triggers),
             Txn::Error(error) => TxnResult::Error(error.clone()),
-            Txn::MultiError {
-                index,
-                error,
-                op_count,
-            } => TxnResult::MultiFailed(failed_multi(*index, error.clone(), *op_count)),
-            Txn::DeleteContainer { path } => match self.delete_container(path, zxid, &mut triggers)
-            {
+            Txn::MultiError { index, error, op_count } => {
+                TxnResult::MultiFailed(failed_multi(*index, error.clone(), *op_count))
+            }
+            Txn::DeleteContainer { path } => match self.delete_container(path, zxid, &mut triggers) {
                 Ok(()) => TxnResult::Delete,
                 Err(e) => TxnResult::Error(e),
             },
@@ -65,13 +59,7 @@ impl DataTree {
         Applied { result, triggers }
     }
 
-    fn apply_multi(
-        &mut self,
-        zxid: Zxid,
-        time_ms: i64,
-        txns: &[Txn],
-        triggers: &mut Vec<Trigger>,
-    ) -> TxnResult {
+    fn apply_multi(&mut self, zxid: Zxid, time_ms: i64, txns: &[Txn], triggers: &mut Vec<Trigger>) -> TxnResult {
         let before = self.clone();
         let mut results = Vec::with_capacity(txns.len());
         let mut multi_triggers = Vec::new();
@@ -103,15 +91,7 @@ impl DataTree {
                 ephemeral_owner,
                 parent_cversion,
             } => {
-                let stat = self.create_node(
-                    path,
-                    data,
-                    *ephemeral_owner,
-                    *parent_cversion,
-                    zxid,
-                    time_ms,
-                    triggers,
-                )?;
+                let stat = self.create_node(path, data, *ephemeral_owner, *parent_cversion, zxid, time_ms, triggers)?;
                 Ok(OpResult::Create {
                     path: path.clone(),
                     stat,
@@ -121,11 +101,7 @@ impl DataTree {
                 self.delete_node(path, zxid, triggers)?;
                 Ok(OpResult::Delete)
             }
-            Txn::SetData {
-                path,
-                data,
-                version,
-            } => {
+            Txn::SetData { path, data, version } => {
                 let stat = self.set_data(path, data, *version, zxid, time_ms, triggers)?;
                 Ok(OpResult::SetData { stat })
             }
@@ -162,12 +138,7 @@ impl DataTree {
         Ok(stat)
     }
 
-    pub(crate) fn delete_node(
-        &mut self,
-        path: &str,
-        zxid: Zxid,
-        triggers: &mut Vec<Trigger>,
-    ) -> Result<(), ZkError> {
+    pub(crate) fn delete_node(&mut self, path: &str, zxid: Zxid, triggers: &mut Vec<Trigger>) -> Result<(), ZkError> {
         if path == "/" {
             return Err(ZkError::BadArguments);
         }
@@ -203,12 +174,7 @@ impl DataTree {
     }
 
     /// The checks of `deleteContainer`, then the delete.
-    fn delete_container(
-        &mut self,
-        path: &str,
-        zxid: Zxid,
-        triggers: &mut Vec<Trigger>,
-    ) -> Result<(), ZkError> {
+    fn delete_container(&mut self, path: &str, zxid: Zxid, triggers: &mut Vec<Trigger>) -> Result<(), ZkError> {
         check_delete_container(self, path)?;
         self.delete_node(path, zxid, triggers)
     }
@@ -253,13 +219,7 @@ mod tests {
         };
         assert_eq!(path, "/a");
         assert_eq!(
-            (
-                stat.czxid,
-                stat.mzxid,
-                stat.pzxid,
-                stat.ctime,
-                stat.data_length
-            ),
+            (stat.czxid, stat.mzxid, stat.pzxid, stat.ctime, stat.data_length),
             (5, 5, 5, 100, 1)
         );
         assert_eq!(
@@ -283,24 +243,12 @@ mod tests {
         t.apply(5, 0, &create("/a", 1));
         t.apply(6, 0, &create("/a/b", 1));
         // an out-of-order (smaller) zxid leaves the parent's pzxid alone
-        let d = t.apply(
-            3,
-            0,
-            &Txn::Delete {
-                path: "/a/b".into(),
-            },
-        );
+        let d = t.apply(3, 0, &Txn::Delete { path: "/a/b".into() });
         assert_eq!(d.result, TxnResult::Delete);
         assert_eq!(t.stat("/a").map(|s| s.pzxid), Some(6));
         assert_eq!(t.last_zxid(), 6);
         t.apply(7, 0, &create("/a/c", 2));
-        t.apply(
-            9,
-            0,
-            &Txn::Delete {
-                path: "/a/c".into(),
-            },
-        );
+        t.apply(9, 0, &Txn::Delete { path: "/a/c".into() });
         assert_eq!(t.stat("/a").map(|s| (s.pzxid, s.cversion)), Some((9, 4)));
     }
 
@@ -332,9 +280,7 @@ mod tests {
             TxnResult::Error(ZkError::BadArguments)
         );
         let m = t.apply(5, 0, &Txn::Multi(vec![create("/m", 1), create("/m", 2)]));
-        assert!(
-            matches!(m.result, TxnResult::MultiFailed(ref e) if e.index == 1 && e.error == ZkError::NodeExists)
-        );
+        assert!(matches!(m.result, TxnResult::MultiFailed(ref e) if e.index == 1 && e.error == ZkError::NodeExists));
         assert!(m.triggers.is_empty());
         assert_eq!(t.digest(), before);
         assert_eq!(t.last_zxid(), 5);
@@ -357,13 +303,7 @@ mod tests {
         t.apply(2, 0, &create("/c/x", 1));
         let r = t.apply(3, 0, &Txn::DeleteContainer { path: "/c".into() });
         assert_eq!(r.result, TxnResult::Error(ZkError::NotEmpty));
-        t.apply(
-            4,
-            0,
-            &Txn::Delete {
-                path: "/c/x".into(),
-            },
-        );
+        t.apply(4, 0, &Txn::Delete { path: "/c/x".into() });
         assert_eq!(t.containers_to_reap(), vec!["/c".to_string()]);
         let r = t.apply(5, 0, &Txn::DeleteContainer { path: "/c".into() });
         assert_eq!(r.result, TxnResult::Delete);

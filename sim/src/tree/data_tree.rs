@@ -174,9 +174,9 @@ impl DataTree {
             .nodes
             .iter()
             .fold(0u64, |acc, (p, n)| acc.wrapping_add(n.digest(p)));
-        self.sessions.iter().fold(nodes, |acc, (s, t)| {
-            acc.wrapping_add(session_digest(*s, *t))
-        })
+        self.sessions
+            .iter()
+            .fold(nodes, |acc, (s, t)| acc.wrapping_add(session_digest(*s, *t)))
     }
 
     /// Containers the reaper should delete (`ContainerManager.getCandidates`):
@@ -195,8 +195,7 @@ impl DataTree {
                 self.nodes.get(p.as_str()).is_some_and(|n| {
                     n.children.is_empty()
                         && (n.cversion > 0
-                            || (max_never_used_ms != 0
-                                && now_ms.saturating_sub(n.mtime) > max_never_used_ms))
+                            || (max_never_used_ms != 0 && now_ms.saturating_sub(n.mtime) > max_never_used_ms))
                 })
             })
             .cloned()
@@ -249,10 +248,7 @@ impl DataTree {
         match kind {
             EphemeralType::Void => {}
             EphemeralType::Normal(session) => {
-                self.ephemerals
-                    .entry(session)
-                    .or_default()
-                    .insert(path.to_string());
+                self.ephemerals.entry(session).or_default().insert(path.to_string());
             }
             EphemeralType::Container => {
                 self.containers.insert(path.to_string());
@@ -287,9 +283,7 @@ impl DataTree {
         if let Some(old) = self.sessions.insert(session, timeout_ms) {
             self.digest = self.digest.wrapping_sub(session_digest(session, old));
         }
-        self.digest = self
-            .digest
-            .wrapping_add(session_digest(session, timeout_ms));
+        self.digest = self.digest.wrapping_add(session_digest(session, timeout_ms));
     }
 
     pub(crate) fn remove_session(&mut self, session: SessionId) {
@@ -299,13 +293,7 @@ impl DataTree {
     }
 
     /// Adds `name` to the children of `parent_path` (which must exist).
-    pub(crate) fn link_child(
-        &mut self,
-        parent_path: &str,
-        name: &str,
-        new_counter: i32,
-        zxid: Zxid,
-    ) -> bool {
+    pub(crate) fn link_child(&mut self, parent_path: &str, name: &str, new_counter: i32, zxid: Zxid) -> bool {
         let Some(mut parent) = self.nodes.get(parent_path).cloned() else {
             return false;
         };
@@ -351,10 +339,7 @@ mod tests {
         assert_eq!(t.stat("/").map(|s| s.cversion), Some(-1));
         assert_eq!(t.stat("/zookeeper").map(|s| s.cversion), Some(-2));
         assert_eq!(t.stat("/zookeeper/quota").map(|s| s.cversion), Some(0));
-        assert_eq!(
-            t.get_children("/").map(|c| c.0),
-            Some(vec!["zookeeper".to_string()])
-        );
+        assert_eq!(t.get_children("/").map(|c| c.0), Some(vec!["zookeeper".to_string()]));
         assert_eq!(
             t.get_children("/zookeeper").map(|c| c.0),
             Some(vec!["config".to_string(), "quota".to_string()])

@@ -54,12 +54,11 @@ impl EphemeralType {
     pub fn for_create(mode: CreateMode, session: SessionId) -> EphemeralType {
         match mode {
             CreateMode::Persistent | CreateMode::PersistentSequential => EphemeralType::Void,
-            CreateMode::Ephemeral | CreateMode::EphemeralSequential => {
-                EphemeralType::Normal(session)
-            }
+            CreateMode::Ephemeral | CreateMode::EphemeralSequential => EphemeralType::Normal(session),
             CreateMode::Container => EphemeralType::Container,
-            CreateMode::PersistentWithTtl { ttl_ms }
-            | CreateMode::PersistentSequentialWithTtl { ttl_ms } => EphemeralType::Ttl(ttl_ms),
+            CreateMode::PersistentWithTtl { ttl_ms } | CreateMode::PersistentSequentialWithTtl { ttl_ms } => {
+                EphemeralType::Ttl(ttl_ms)
+            }
         }
     }
 
@@ -93,15 +92,9 @@ mod tests {
     #[test]
     fn encodings_match_zookeeper() {
         assert_eq!(EphemeralType::Container.owner(), i64::MIN);
-        assert_eq!(
-            EphemeralType::Ttl(1000).owner() as u64,
-            0xff00_0000_0000_03e8
-        );
+        assert_eq!(EphemeralType::Ttl(1000).owner() as u64, 0xff00_0000_0000_03e8);
         assert_eq!(EphemeralType::client_owner(i64::MIN), 0);
-        assert_eq!(
-            EphemeralType::client_owner(EphemeralType::Ttl(5).owner()),
-            0
-        );
+        assert_eq!(EphemeralType::client_owner(EphemeralType::Ttl(5).owner()), 0);
         assert_eq!(EphemeralType::client_owner(42), 42);
         assert_eq!(EphemeralType::client_owner(0), 0);
     }

@@ -136,12 +136,7 @@ mod tests {
 
     #[test]
     fn container_and_ttl_show_owner_zero() {
-        let c = Node::new(
-            Arc::from(&b"xy"[..]),
-            5,
-            7,
-            EphemeralType::Container.owner(),
-        );
+        let c = Node::new(Arc::from(&b"xy"[..]), 5, 7, EphemeralType::Container.owner());
         assert_eq!(c.stat().ephemeral_owner, 0);
         assert_eq!(c.stat().data_length, 2);
         let e = Node::new(Arc::from(&[][..]), 5, 7, 99);

@@ -36,23 +36,11 @@ impl Default for PrepConfig {
 
 /// Decides the txn for `req` from `session` against the speculative `tree`.
 /// `now_ms` is the leader's clock (the txn's timestamp).
-pub fn prep(
-    tree: &DataTree,
-    session: SessionId,
-    req: &WriteRequest,
-    now_ms: i64,
-    cfg: &PrepConfig,
-) -> Txn {
+pub fn prep(tree: &DataTree, session: SessionId, req: &WriteRequest, now_ms: i64, cfg: &PrepConfig) -> Txn {
     let decided = match req {
-        WriteRequest::Create { path, data, mode } => {
-            prep_create(tree, session, path, data, *mode, cfg)
-        }
+        WriteRequest::Create { path, data, mode } => prep_create(tree, session, path, data, *mode, cfg),
         WriteRequest::Delete { path, version } => prep_delete(tree, session, path, *version, cfg),
-        WriteRequest::SetData {
-            path,
-            data,
-            version,
-        } => prep_set_data(tree, session, path, data, *version, cfg),
+        WriteRequest::SetData { path, data, version } => prep_set_data(tree, session, path, data, *version, cfg),
         WriteRequest::Multi(ops) => Ok(prep_multi(tree, session, ops, now_ms, cfg)),
         WriteRequest::CreateSession { timeout_ms } => Ok(Txn::CreateSession {
             session,
@@ -151,9 +139,7 @@ fn prep_delete(
     if !node.children.is_empty() {
         return Err(ZkError::NotEmpty);
     }
-    Ok(Txn::Delete {
-        path: path.to_string(),
-    })
+    Ok(Txn::Delete { path: path.to_string() })
 }
 
 /// SetData: session → BadArguments → NoNode → BadVersion.
@@ -177,13 +163,7 @@ fn prep_set_data(
 }
 
 /// Check (multi only): session → BadArguments → NoNode → BadVersion.
-fn prep_check(
-    tree: &DataTree,
-    session: SessionId,
-    path: &str,
-    version: i32,
-    cfg: &PrepConfig,
-) -> Result<Txn, ZkError> {
+fn prep_check(tree: &DataTree, session: SessionId, path: &str, version: i32, cfg: &PrepConfig) -> Result<Txn, ZkError> {
     check_session(tree, session, cfg)?;
     validate_path(path, false).map_err(|_| ZkError::BadArguments)?;
     let node = tree.node(path).ok_or(ZkError::NoNode)?;
@@ -197,27 +177,15 @@ fn prep_check(
 /// Multi: each op is prepped against a scratch copy that already has the
 /// earlier ops applied; the first failure makes the whole multi a
 /// `Txn::MultiError` (nothing applied).
-fn prep_multi(
-    tree: &DataTree,
-    session: SessionId,
-    ops: &[Op],
-    now_ms: i64,
-    cfg: &PrepConfig,
-) -> Txn {
+fn prep_multi(tree: &DataTree, session: SessionId, ops: &[Op], now_ms: i64, cfg: &PrepConfig) -> Txn {
     let mut scratch = tree.clone();
     let zxid = tree.last_zxid().wrapping_add(1);
     let mut txns = Vec::with_capacity(ops.len());
     for (index, op) in ops.iter().enumerate() {
         let decided = match op {
-            Op::Create { path, data, mode } => {
-                prep_create(&scratch, session, path, data, *mode, cfg)
-            }
+            Op::Create { path, data, mode } => prep_create(&scratch, session, path, data, *mode, cfg),
             Op::Delete { path, version } => prep_delete(&scratch, session, path, *version, cfg),
-            Op::SetData {
-                path,
-                data,
-                version,
-            } => prep_set_data(&scratch, session, path, data, *version, cfg),
+            Op::SetData { path, data, version } => prep_set_data(&scratch, session, path, data, *version, cfg),
             Op::Check { path, version } => prep_check(&scratch, session, path, *version, cfg),
         };
         let failure = match decided {

@@ -192,10 +192,7 @@ mod tests {
         let json = serde_json::to_string(&t).expect("serializes");
         let parsed: DataTree = serde_json::from_str(&json).expect("deserializes");
         assert_eq!(parsed, t);
-        assert_eq!(
-            DataTree::from_image(&DataTree::new().to_image()),
-            Ok(DataTree::new())
-        );
+        assert_eq!(DataTree::from_image(&DataTree::new().to_image()), Ok(DataTree::new()));
     }
 
     #[test]
@@ -213,15 +210,9 @@ mod tests {
         let mut dup = t.to_image();
         let first = dup.nodes[1].clone();
         dup.nodes.push(first.clone());
-        assert_eq!(
-            DataTree::from_image(&dup),
-            Err(SnapshotError::Duplicate(first.path))
-        );
+        assert_eq!(DataTree::from_image(&dup), Err(SnapshotError::Duplicate(first.path)));
         let mut bad = t.to_image();
         bad.nodes[1].path = "/a/".into();
-        assert!(matches!(
-            DataTree::from_image(&bad),
-            Err(SnapshotError::BadPath(_))
-        ));
+        assert!(matches!(DataTree::from_image(&bad), Err(SnapshotError::BadPath(_))));
     }
 }

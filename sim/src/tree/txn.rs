@@ -133,11 +133,7 @@ pub(crate) fn failed_multi(index: usize, error: ZkError, op_count: usize) -> Mul
             std::cmp::Ordering::Greater => OpResult::Error(Some(ZkError::RuntimeInconsistency)),
         })
         .collect();
-    MultiError {
-        error,
-        index,
-        results,
-    }
+    MultiError { error, index, results }
 }
 
 #[cfg(test)]
@@ -174,9 +170,6 @@ mod tests {
             },
         ]);
         let json = serde_json::to_string(&t).expect("serializable");
-        assert_eq!(
-            serde_json::from_str::<Txn>(&json).expect("deserializable"),
-            t
-        );
+        assert_eq!(serde_json::from_str::<Txn>(&json).expect("deserializable"), t);
     }
 }

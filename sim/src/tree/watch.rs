@@ -35,21 +35,14 @@ struct WatchTable {
 
 impl WatchTable {
     fn add(&mut self, path: &str, session: SessionId, mode: WatcherMode) {
-        let prev = self
-            .by_path
-            .entry(path.to_string())
-            .or_default()
-            .insert(session, mode);
+        let prev = self.by_path.entry(path.to_string()).or_default().insert(session, mode);
         if prev == Some(WatcherMode::PersistentRecursive) {
             self.recursive -= 1;
         }
         if mode == WatcherMode::PersistentRecursive {
             self.recursive += 1;
         }
-        self.by_session
-            .entry(session)
-            .or_default()
-            .insert(path.to_string());
+        self.by_session.entry(session).or_default().insert(path.to_string());
     }
 
     fn remove(&mut self, path: &str, session: SessionId) {
@@ -156,8 +149,7 @@ impl WatchManager {
                 self.child.add(path, session, WatcherMode::Persistent);
             }
             AddWatchMode::PersistentRecursive => {
-                self.data
-                    .add(path, session, WatcherMode::PersistentRecursive);
+                self.data.add(path, session, WatcherMode::PersistentRecursive);
             }
         }
     }
@@ -175,16 +167,10 @@ impl WatchManager {
         let mut events = Vec::new();
         for t in triggers {
             let sessions: Vec<SessionId> = match t.event_type {
-                EventType::NodeCreated | EventType::NodeDataChanged => self
-                    .data
-                    .trigger(&t.path, t.event_type)
-                    .into_iter()
-                    .collect(),
-                EventType::NodeChildrenChanged => self
-                    .child
-                    .trigger(&t.path, t.event_type)
-                    .into_iter()
-                    .collect(),
+                EventType::NodeCreated | EventType::NodeDataChanged => {
+                    self.data.trigger(&t.path, t.event_type).into_iter().collect()
+                }
+                EventType::NodeChildrenChanged => self.child.trigger(&t.path, t.event_type).into_iter().collect(),
                 EventType::NodeDeleted => {
                     // Child watches fired by the delete are consumed, but a
                     // session already notified through a data watch is
@@ -207,23 +193,13 @@ impl WatchManager {
 
     /// `exists` with a watch: the node's Stat, and a data watch set even if
     /// the node does not exist.
-    pub fn exists_watch(
-        &mut self,
-        tree: &DataTree,
-        path: &str,
-        session: SessionId,
-    ) -> Option<Stat> {
+    pub fn exists_watch(&mut self, tree: &DataTree, path: &str, session: SessionId) -> Option<Stat> {
         self.add_data_watch(path, session);
         tree.stat(path)
     }
 
     /// `getData` with a watch: no watch is set when the node does not exist.
-    pub fn get_data_watch(
-        &mut self,
-        tree: &DataTree,
-        path: &str,
-        session: SessionId,
-    ) -> Option<(Vec<u8>, Stat)> {
+    pub fn get_data_watch(&mut self, tree: &DataTree, path: &str, session: SessionId) -> Option<(Vec<u8>, Stat)> {
         let found = tree.get_data(path)?;
         self.add_data_watch(path, session);
         Some(found)
@@ -279,10 +255,9 @@ impl WatchManager {
         for path in child {
             match tree.stat(path) {
                 None => events.push(WatchedEvent::node(EventType::NodeDeleted, path.clone())),
-                Some(s) if s.pzxid > relative_zxid => events.push(WatchedEvent::node(
-                    EventType::NodeChildrenChanged,
-                    path.clone(),
-                )),
+                Some(s) if s.pzxid > relative_zxid => {
+                    events.push(WatchedEvent::node(EventType::NodeChildrenChanged, path.clone()))
+                }
                 Some(_) => self.add_child_watch(path, session),
             }
         }
@@ -312,11 +287,7 @@ impl WatchManager {
 mod tests {
     use super::*;
 
-    fn fire(
-        w: &mut WatchManager,
-        path: &str,
-        event_type: EventType,
-    ) -> Vec<(SessionId, EventType, String)> {
+    fn fire(w: &mut WatchManager, path: &str, event_type: EventType) -> Vec<(SessionId, EventType, String)> {
         w.trigger(&[Trigger::new(path, event_type)])
             .into_iter()
             .map(|(s, e)| (s, e.event_type, e.path.unwrap_or_default()))

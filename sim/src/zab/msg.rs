@@ -71,10 +71,15 @@ pub enum Msg<T> {
         epoch: u32,
     },
     /// follower → leader: the follower accepted `epoch`; its history.
+    /// `counts` is false when the follower had already accepted this epoch
+    /// (from this or another would-be leader): such an ack must not count
+    /// toward the quorum that establishes the epoch (ZooKeeper's -1 ack),
+    /// or two leaders could both establish one epoch.
     AckEpoch {
         epoch: u32,
         current_epoch: u32,
         last_zxid: Zxid,
+        counts: bool,
     },
     /// leader → follower: truncate the log to `truncate_to` (keep entries
     /// ≤ it), append `entries`; everything ≤ `commit` is committed.

@@ -122,6 +122,7 @@ enum Stage {
     AckedEpoch {
         current_epoch: u32,
         last_zxid: Zxid,
+        counts: bool,
     },
     /// Sync sent; proposals flow to it from now on.
     Syncing,
@@ -290,11 +291,7 @@ impl<T: Clone> Peer<T> {
         self.servers.len() / 2 + 1
     }
     fn others(&self) -> Vec<ServerId> {
-        self.servers
-            .iter()
-            .copied()
-            .filter(|s| *s != self.id)
-            .collect()
+        self.servers.iter().copied().filter(|s| *s != self.id).collect()
     }
     fn send(&mut self, to: ServerId, msg: Msg<T>) {
         self.outbox.push((to, msg));
@@ -359,10 +356,7 @@ impl<T: Clone> Peer<T> {
         self.persisted = zxid;
         match &self.state {
             State::Following(f) => match f.phase {
-                FollowerPhase::Syncing {
-                    ack_zxid,
-                    acked: false,
-                } if zxid >= ack_zxid => self.ack_new_leader(),
+                FollowerPhase::Syncing { ack_zxid, acked: false } if zxid >= ack_zxid => self.ack_new_leader(),
                 FollowerPhase::Syncing { acked: true, .. } | FollowerPhase::Broadcast => {
                     let (leader, epoch) = (f.leader, f.epoch);
                     self.send(leader, Msg::Ack { epoch, zxid });
@@ -418,13 +412,9 @@ impl<T: Clone> Peer<T> {
                 } else {
                     cfg.init_limit
                 };
-                if f.silent > limit
-                    || (f.phase != FollowerPhase::Broadcast && f.age > cfg.init_limit * 2)
-                {
+                if f.silent > limit || (f.phase != FollowerPhase::Broadcast && f.age > cfg.init_limit * 2) {
                     self.become_looking();
-                } else if f.phase == FollowerPhase::Discovery
-                    && f.age % cfg.resend_ticks.max(1) == 0
-                {
+                } else if f.phase == FollowerPhase::Discovery && f.age % cfg.resend_ticks.max(1) == 0 {
                     // The leader may not have decided yet when we first wrote.
                     let leader = f.leader;
                     let (accepted_epoch, last_zxid) = (self.accepted_epoch, self.last_zxid());
@@ -491,7 +481,8 @@ impl<T: Clone> Peer<T> {
                 epoch,
                 current_epoch,
                 last_zxid,
-            } => self.on_ack_epoch(from, epoch, current_epoch, last_zxid),
+                counts,
+            } => self.on_ack_epoch(from, epoch, current_epoch, last_zxid, counts),
             Msg::Sync {
                 epoch,
                 truncate_to,
@@ -511,10 +502,7 @@ impl<T: Clone> Peer<T> {
                 let ok = match self.following_mut(from, epoch) {
                     Some(f) => {
                         f.silent = 0;
-                        matches!(
-                            f.phase,
-                            FollowerPhase::Syncing { .. } | FollowerPhase::Broadcast
-                        )
+                        matches!(f.phase, FollowerPhase::Syncing { .. } | FollowerPhase::Broadcast)
                     }
                     None => false,
                 };
@@ -526,10 +514,7 @@ impl<T: Clone> Peer<T> {
                 let ok = match self.following_mut(from, epoch) {
                     Some(f) => {
                         f.silent = 0;
-                        matches!(
-                            f.phase,
-                            FollowerPhase::Syncing { .. } | FollowerPhase::Broadcast
-                        )
+                        matches!(f.phase, FollowerPhase::Syncing { .. } | FollowerPhase::Broadcast)
                     }
                     None => false,
                 };
@@ -735,7 +720,8 @@ impl<T: Clone> Peer<T> {
             self.become_looking();
             return;
         }
-        if epoch > self.accepted_epoch {
+        let counts = epoch > self.accepted_epoch;
+        if counts {
             let current = self.current_epoch;
             self.set_epochs(epoch, current);
         }
@@ -751,18 +737,12 @@ impl<T: Clone> Peer<T> {
                 epoch,
                 current_epoch,
                 last_zxid,
+                counts,
             },
         );
     }
 
-    fn on_sync(
-        &mut self,
-        from: ServerId,
-        epoch: u32,
-        truncate_to: Zxid,
-        entries: Vec<Entry<T>>,
-        commit: Zxid,
-    ) {
+    fn on_sync(&mut self, from: ServerId, epoch: u32, truncate_to: Zxid, entries: Vec<Entry<T>>, commit: Zxid) {
         let ok = matches!(&self.state, State::Following(f) if f.leader == from && f.epoch == epoch && f.phase == FollowerPhase::AwaitSync);
         if !ok {
             return;
@@ -776,10 +756,7 @@ impl<T: Clone> Peer<T> {
         let ack_zxid = self.last_zxid();
         self.commit = self.commit.max(commit.min(ack_zxid));
         if let State::Following(f) = &mut self.state {
-            f.phase = FollowerPhase::Syncing {
-                ack_zxid,
-                acked: false,
-            };
+            f.phase = FollowerPhase::Syncing { ack_zxid, acked: false };
             f.silent = 0;
         }
         // Ack NEWLEADER once the synced history is on disk (maybe already).
@@ -792,27 +769,14 @@ impl<T: Clone> Peer<T> {
         let State::Following(f) = &mut self.state else {
             return;
         };
-        let FollowerPhase::Syncing {
-            ack_zxid,
-            acked: false,
-        } = f.phase
-        else {
+        let FollowerPhase::Syncing { ack_zxid, acked: false } = f.phase else {
             return;
         };
-        f.phase = FollowerPhase::Syncing {
-            ack_zxid,
-            acked: true,
-        };
+        f.phase = FollowerPhase::Syncing { ack_zxid, acked: true };
         let (leader, epoch) = (f.leader, f.epoch);
         let accepted = self.accepted_epoch;
         self.set_epochs(accepted, epoch);
-        self.send(
-            leader,
-            Msg::NewLeaderAck {
-                epoch,
-                zxid: ack_zxid,
-            },
-        );
+        self.send(leader, Msg::NewLeaderAck { epoch, zxid: ack_zxid });
         if self.persisted > ack_zxid {
             let zxid = self.persisted;
             self.send(leader, Msg::Ack { epoch, zxid });
@@ -848,7 +812,7 @@ impl<T: Clone> Peer<T> {
         }
     }
 
-    fn on_ack_epoch(&mut self, from: ServerId, epoch: u32, current_epoch: u32, last_zxid: Zxid) {
+    fn on_ack_epoch(&mut self, from: ServerId, epoch: u32, current_epoch: u32, last_zxid: Zxid, counts: bool) {
         let (my_epoch, my_last) = (self.current_epoch, self.last_zxid());
         let State::Leading(l) = &mut self.state else {
             return;
@@ -872,6 +836,7 @@ impl<T: Clone> Peer<T> {
         ln.stage = Stage::AckedEpoch {
             current_epoch,
             last_zxid,
+            counts,
         };
         if l.phase == LeaderPhase::AckEpochs {
             self.leader_progress();
@@ -898,13 +863,7 @@ impl<T: Clone> Peer<T> {
         ln.matched = ln.matched.max(zxid);
         if l.phase == LeaderPhase::Broadcast {
             let commit = self.commit;
-            self.send(
-                from,
-                Msg::Commit {
-                    epoch,
-                    zxid: commit,
-                },
-            );
+            self.send(from, Msg::Commit { epoch, zxid: commit });
             self.send(from, Msg::UpToDate { epoch });
         }
         self.leader_progress();
@@ -925,11 +884,7 @@ impl<T: Clone> Peer<T> {
         ln.stage = Stage::Syncing;
         let epoch = l.epoch;
         let keep = self.upper_bound(last_zxid);
-        let truncate_to = if keep == 0 {
-            0
-        } else {
-            self.log[keep - 1].zxid
-        };
+        let truncate_to = if keep == 0 { 0 } else { self.log[keep - 1].zxid };
         let entries: Vec<Entry<T>> = self.log.iter().skip(keep).cloned().collect();
         let commit = self.commit;
         self.send(
@@ -948,8 +903,7 @@ impl<T: Clone> Peer<T> {
     fn leader_progress(&mut self) {
         let q = self.quorum();
         let me = self.id;
-        let (my_current, my_last, my_persisted) =
-            (self.current_epoch, self.last_zxid(), self.persisted);
+        let (my_current, my_last, my_persisted) = (self.current_epoch, self.last_zxid(), self.persisted);
         let State::Leading(l) = &mut self.state else {
             return;
         };
@@ -972,6 +926,7 @@ impl<T: Clone> Peer<T> {
                 me_ln.stage = Stage::AckedEpoch {
                     current_epoch: my_current,
                     last_zxid: my_last,
+                    counts: true,
                 };
             }
             let others: Vec<ServerId> = l.learners.keys().copied().filter(|s| *s != me).collect();
@@ -985,7 +940,7 @@ impl<T: Clone> Peer<T> {
             let acked = l
                 .learners
                 .values()
-                .filter(|ln| matches!(ln.stage, Stage::AckedEpoch { .. }))
+                .filter(|ln| matches!(ln.stage, Stage::AckedEpoch { counts: true, .. }))
                 .count();
             if acked < q {
                 return;
@@ -1012,11 +967,7 @@ impl<T: Clone> Peer<T> {
             }
         }
         if l.phase == LeaderPhase::Sync {
-            let synced = l
-                .learners
-                .values()
-                .filter(|ln| ln.stage == Stage::Synced)
-                .count();
+            let synced = l.learners.values().filter(|ln| ln.stage == Stage::Synced).count();
             if synced < q {
                 return;
             }
@@ -1034,13 +985,7 @@ impl<T: Clone> Peer<T> {
             self.set_epochs(accepted, epoch);
             self.commit = my_last;
             for s in to {
-                self.send(
-                    s,
-                    Msg::Commit {
-                        epoch,
-                        zxid: my_last,
-                    },
-                );
+                self.send(s, Msg::Commit { epoch, zxid: my_last });
                 self.send(s, Msg::UpToDate { epoch });
             }
             return;
@@ -1063,19 +1008,11 @@ impl<T: Clone> Peer<T> {
                 let to: Vec<ServerId> = l
                     .learners
                     .iter()
-                    .filter(|(s, ln)| {
-                        **s != me && matches!(ln.stage, Stage::Syncing | Stage::Synced)
-                    })
+                    .filter(|(s, ln)| **s != me && matches!(ln.stage, Stage::Syncing | Stage::Synced))
                     .map(|(s, _)| *s)
                     .collect();
                 for s in to {
-                    self.send(
-                        s,
-                        Msg::Commit {
-                            epoch,
-                            zxid: candidate,
-                        },
-                    );
+                    self.send(s, Msg::Commit { epoch, zxid: candidate });
                 }
             }
         }

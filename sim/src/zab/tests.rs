@@ -108,8 +108,7 @@ impl World {
             }
         }
         if appended {
-            node.fsyncs
-                .push((now + fs, node.disk.gen, node.disk.log.len()));
+            node.fsyncs.push((now + fs, node.disk.gen, node.disk.log.len()));
         }
         for (to, m) in msgs {
             let q = self.links.entry((id, to)).or_default();
@@ -174,8 +173,7 @@ impl World {
         // fsync completions
         for id in self.ids.clone() {
             let node = self.nodes.get_mut(&id).unwrap();
-            let due: Vec<(u64, u64, usize)> =
-                node.fsyncs.iter().copied().filter(|f| f.0 <= now).collect();
+            let due: Vec<(u64, u64, usize)> = node.fsyncs.iter().copied().filter(|f| f.0 <= now).collect();
             node.fsyncs.retain(|f| f.0 > now);
             for (_, gen, len) in due {
                 if gen == node.disk.gen && len <= node.disk.log.len() {
@@ -310,8 +308,7 @@ fn run(n: u32, seed: u64) -> World {
             elected_at = Some(w.now);
         }
     }
-    let elected_at =
-        elected_at.unwrap_or_else(|| panic!("seed {seed}: no leader within 20 s of healing"));
+    let elected_at = elected_at.unwrap_or_else(|| panic!("seed {seed}: no leader within 20 s of healing"));
     assert!(
         elected_at - healed < 10_000,
         "seed {seed}: leader took {} ms",
@@ -330,11 +327,7 @@ fn run(n: u32, seed: u64) -> World {
     let l = w.leader().unwrap();
     let log = w.nodes[&l].peer.as_ref().unwrap().log().clone();
     for (i, g) in w.committed.iter().enumerate() {
-        assert_eq!(
-            log.get(i),
-            Some(g),
-            "seed {seed}: leader lost committed entry {i}"
-        );
+        assert_eq!(log.get(i), Some(g), "seed {seed}: leader lost committed entry {i}");
     }
     for id in w.ids.clone() {
         let p = w.nodes[&id].peer.as_ref().unwrap();

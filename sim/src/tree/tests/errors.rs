@@ -64,10 +64,7 @@ fn only_minus_one_is_a_wildcard() {
     assert_eq!(s.set_data("/v", b"x", -2), err(ZkError::BadVersion));
     assert_eq!(s.delete("/v", -2), err(ZkError::BadVersion));
     assert_eq!(s.tree.stat("/v").map(|st| st.version), Some(0));
-    assert!(matches!(
-        s.set_data("/v", b"x", 0),
-        TxnResult::SetData { .. }
-    ));
+    assert!(matches!(s.set_data("/v", b"x", 0), TxnResult::SetData { .. }));
     assert_eq!(s.delete("/v", 0), err(ZkError::BadVersion));
     assert_eq!(s.delete("/v", 1), TxnResult::Delete);
 }
@@ -108,14 +105,8 @@ fn set_data_precedence() {
     assert_eq!(s.set_data("/bad/", b"", 9), err(ZkError::BadArguments));
     assert_eq!(s.set_data("/nope/..", b"", -1), err(ZkError::BadArguments));
     // setData on / and /zookeeper succeeds on 3.8
-    assert!(matches!(
-        s.set_data("/zookeeper", b"z", -1),
-        TxnResult::SetData { .. }
-    ));
-    assert!(matches!(
-        s.set_data("/", b"r", -1),
-        TxnResult::SetData { .. }
-    ));
+    assert!(matches!(s.set_data("/zookeeper", b"z", -1), TxnResult::SetData { .. }));
+    assert!(matches!(s.set_data("/", b"r", -1), TxnResult::SetData { .. }));
 }
 
 #[test]
@@ -169,10 +160,7 @@ fn ttl_checks_come_first() {
 fn no_children_for_ephemerals() {
     let mut s = Server::new();
     assert_eq!(s.created("/e", CreateMode::Ephemeral), "/e");
-    assert_eq!(
-        s.create("/e/c", PLAIN),
-        err(ZkError::NoChildrenForEphemerals)
-    );
+    assert_eq!(s.create("/e/c", PLAIN), err(ZkError::NoChildrenForEphemerals));
     assert_eq!(
         s.create("/e/s-", CreateMode::PersistentSequential),
         err(ZkError::NoChildrenForEphemerals)
@@ -219,10 +207,7 @@ fn session_must_be_live() {
     };
     assert_eq!(s.run(2, ttl).result, err(ZkError::Unimplemented));
     s.cfg.check_sessions = false;
-    assert!(matches!(
-        s.run(99, create("/x")).result,
-        TxnResult::Create { .. }
-    ));
+    assert!(matches!(s.run(99, create("/x")).result, TxnResult::Create { .. }));
     assert_eq!(s.tree.ephemerals(99), vec!["/x".to_string()]);
 }
 

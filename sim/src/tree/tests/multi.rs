@@ -117,12 +117,7 @@ fn one_zxid_and_intra_multi_visibility() {
     let zxid = s.tree.last_zxid() + 1;
     let a = s.run(
         1,
-        WriteRequest::Multi(vec![
-            create("/m2"),
-            create("/m2/a"),
-            seq("/m2/s-"),
-            seq("/m2/s-"),
-        ]),
+        WriteRequest::Multi(vec![create("/m2"), create("/m2/a"), seq("/m2/s-"), seq("/m2/s-")]),
     );
     let results = ok(a.result);
     let paths: Vec<&str> = results
@@ -132,16 +127,10 @@ fn one_zxid_and_intra_multi_visibility() {
             _ => "",
         })
         .collect();
-    assert_eq!(
-        paths,
-        vec!["/m2", "/m2/a", "/m2/s-0000000001", "/m2/s-0000000002"]
-    );
+    assert_eq!(paths, vec!["/m2", "/m2/a", "/m2/s-0000000001", "/m2/s-0000000002"]);
     let st = s.tree.stat("/m2").expect("exists");
     assert_eq!((st.czxid, st.mzxid, st.pzxid), (zxid, zxid, zxid));
-    assert_eq!(
-        s.tree.stat("/m2/s-0000000002").map(|st| st.czxid),
-        Some(zxid)
-    );
+    assert_eq!(s.tree.stat("/m2/s-0000000002").map(|st| st.czxid), Some(zxid));
     // each op's Stat is taken when that op applies
     let OpResult::Create { stat, .. } = &results[0] else {
         panic!()
@@ -185,10 +174,7 @@ fn successful_result_kinds_and_chained_versions() {
     assert!(matches!(&r[3], OpResult::Create { path, .. } if path == "/y"));
     assert_eq!(r[4], OpResult::Delete);
     assert!(!s.tree.exists("/y"));
-    assert_eq!(
-        s.tree.get_data("/x").map(|(d, st)| (d, st.version)),
-        Some((vec![2], 2))
-    );
+    assert_eq!(s.tree.get_data("/x").map(|(d, st)| (d, st.version)), Some((vec![2], 2)));
     // triggers are those of the individual ops, in order
     assert_eq!(
         a.triggers
@@ -210,10 +196,7 @@ fn successful_result_kinds_and_chained_versions() {
 fn empty_multi_succeeds_and_consumes_a_zxid() {
     let mut s = Server::new();
     let zxid = s.tree.last_zxid();
-    assert_eq!(
-        s.run(1, WriteRequest::Multi(vec![])).result,
-        TxnResult::Multi(vec![])
-    );
+    assert_eq!(s.run(1, WriteRequest::Multi(vec![])).result, TxnResult::Multi(vec![]));
     assert_eq!(s.tree.last_zxid(), zxid + 1);
 }
 

@@ -10,16 +10,7 @@ use zkdst_recipes::zk::{CreateMode, Op};
 
 use super::*;
 
-const PATHS: [&str; 8] = [
-    "/a",
-    "/a/b",
-    "/a/c",
-    "/b",
-    "/b/x",
-    "/a/b/d",
-    "/zookeeper",
-    "/",
-];
+const PATHS: [&str; 8] = ["/a", "/a/b", "/a/c", "/b", "/b/x", "/a/b/d", "/zookeeper", "/"];
 
 fn path() -> impl Strategy<Value = String> {
     prop::sample::select(&PATHS[..]).prop_map(str::to_string)
@@ -102,8 +93,7 @@ fn replay(steps: Steps, extended: bool) -> Result<usize, TestCaseError> {
         let txn = prep(&leader, session, &req, now, &cfg);
         let wire = serde_json::to_string(&txn).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let a = leader.apply(zxid, now, &txn);
-        let received: Txn =
-            serde_json::from_str(&wire).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let received: Txn = serde_json::from_str(&wire).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let b = follower.apply(zxid, now, &received);
         prop_assert_eq!(&a, &b);
         // a prepped txn never fails at apply unless it was decided as an error
@@ -124,10 +114,7 @@ fn replay(steps: Steps, extended: bool) -> Result<usize, TestCaseError> {
     for (snapshot, digest, paths) in snapshots {
         prop_assert_eq!(snapshot.compute_digest(), digest);
         prop_assert_eq!(snapshot.digest(), digest);
-        prop_assert_eq!(
-            snapshot.paths().map(String::from).collect::<Vec<_>>(),
-            paths
-        );
+        prop_assert_eq!(snapshot.paths().map(String::from).collect::<Vec<_>>(), paths);
     }
     Ok(applied_ok)
 }
@@ -148,10 +135,7 @@ fn generated_requests_mostly_succeed() {
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     let (mut ok, mut total) = (0, 0);
     for _ in 0..100 {
-        let steps = steps()
-            .new_tree(&mut runner)
-            .map(|t| t.current())
-            .unwrap_or_default();
+        let steps = steps().new_tree(&mut runner).map(|t| t.current()).unwrap_or_default();
         total += steps.len();
         ok += replay(steps, true).unwrap_or(0);
     }

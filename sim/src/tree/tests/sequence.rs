@@ -70,10 +70,7 @@ fn sequential_name_taken_is_node_exists() {
     s.created("/p", PLAIN);
     s.created("/p/s-0000000005", PLAIN);
     assert_eq!(s.tree.preset_child_counter("/p", 5), Ok(()));
-    assert_eq!(
-        s.create("/p/s-", SEQ),
-        err(zkdst_recipes::zk::ZkError::NodeExists)
-    );
+    assert_eq!(s.create("/p/s-", SEQ), err(zkdst_recipes::zk::ZkError::NodeExists));
     // the failed create did not advance the counter
     assert_eq!(s.tree.child_counter("/p"), Some(5));
 }
@@ -89,10 +86,7 @@ fn zxid_and_time_stat_rules() {
     let TxnResult::SetData { stat } = s.set_data("/a", b"x", 0) else {
         panic!("setData failed")
     };
-    assert_eq!(
-        (stat.czxid, stat.mzxid, stat.pzxid, stat.version),
-        (3, 4, 3, 1)
-    );
+    assert_eq!((stat.czxid, stat.mzxid, stat.pzxid, stat.version), (3, 4, 3, 1));
     assert_eq!((stat.ctime, stat.mtime, stat.data_length), (30, 40, 1));
     // identical bytes still bump the version
     let TxnResult::SetData { stat } = s.set_data("/a", b"x", -1) else {
@@ -100,10 +94,7 @@ fn zxid_and_time_stat_rules() {
     };
     assert_eq!(stat.version, 2);
     s.created("/a/b", PLAIN);
-    assert_eq!(
-        s.tree.stat("/a").map(|st| (st.pzxid, st.mzxid)),
-        Some((6, 5))
-    );
+    assert_eq!(s.tree.stat("/a").map(|st| (st.pzxid, st.mzxid)), Some((6, 5)));
     s.delete("/a/b", -1);
     assert_eq!(s.tree.stat("/a").map(|st| st.pzxid), Some(7));
 }
@@ -149,10 +140,7 @@ fn create_and_delete_triggers() {
             version: -1,
         },
     );
-    assert_eq!(
-        u.triggers,
-        vec![Trigger::new("/a", EventType::NodeDataChanged)]
-    );
+    assert_eq!(u.triggers, vec![Trigger::new("/a", EventType::NodeDataChanged)]);
     let e = s.run(
         1,
         WriteRequest::Delete {

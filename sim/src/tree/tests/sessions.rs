@@ -18,10 +18,7 @@ fn close_session_deletes_all_ephemerals_in_one_txn() {
             mode: CreateMode::Ephemeral,
         },
     );
-    assert_eq!(
-        s.tree.ephemerals(1),
-        vec!["/app/e1".to_string(), seq.clone()]
-    );
+    assert_eq!(s.tree.ephemerals(1), vec!["/app/e1".to_string(), seq.clone()]);
     assert_eq!(s.tree.stat("/app/e1").map(|st| st.ephemeral_owner), Some(1));
     assert_eq!(s.tree.sessions(), vec![(1, 6000), (2, 6000)]);
 
@@ -92,15 +89,9 @@ fn never_used_containers_need_max_never_used_interval() {
     let mtime = s.tree.stat("/c").map(|st| st.mtime).unwrap_or_default();
     assert!(s.tree.containers_to_reap_with(mtime + 10_000, 0).is_empty());
     assert!(s.tree.containers_to_reap_with(mtime + 100, 100).is_empty());
-    assert_eq!(
-        s.tree.containers_to_reap_with(mtime + 101, 100),
-        vec!["/c".to_string()]
-    );
+    assert_eq!(s.tree.containers_to_reap_with(mtime + 101, 100), vec!["/c".to_string()]);
     s.created("/c/x", CreateMode::Persistent);
-    assert!(s
-        .tree
-        .containers_to_reap_with(mtime + 10_000, 100)
-        .is_empty());
+    assert!(s.tree.containers_to_reap_with(mtime + 10_000, 100).is_empty());
 }
 
 #[test]
@@ -109,10 +100,7 @@ fn delete_container_checks() {
     s.created("/e", CreateMode::Ephemeral);
     s.created("/p", CreateMode::Persistent);
     s.created("/p/c", CreateMode::Persistent);
-    let reap = |s: &mut Server, p: &str| {
-        s.run(0, WriteRequest::DeleteContainer { path: p.into() })
-            .result
-    };
+    let reap = |s: &mut Server, p: &str| s.run(0, WriteRequest::DeleteContainer { path: p.into() }).result;
     assert_eq!(reap(&mut s, "/e"), err(ZkError::BadVersion));
     assert_eq!(reap(&mut s, "/p"), err(ZkError::NotEmpty));
     assert_eq!(reap(&mut s, "/zookeeper"), err(ZkError::BadArguments));
@@ -127,16 +115,10 @@ fn ttl_nodes_expire_when_unmodified_and_childless() {
     s.cfg.extended_types_enabled = true;
     let ttl = CreateMode::PersistentWithTtl { ttl_ms: 100 };
     s.created("/t", ttl);
-    let seq = s.created(
-        "/t-",
-        CreateMode::PersistentSequentialWithTtl { ttl_ms: 100 },
-    );
+    let seq = s.created("/t-", CreateMode::PersistentSequentialWithTtl { ttl_ms: 100 });
     let mtime = s.tree.stat("/t").map(|st| st.mtime).unwrap_or_default();
     assert!(s.tree.ttl_expired(mtime + 100).is_empty());
-    assert_eq!(
-        s.tree.ttl_expired(mtime + 1000),
-        vec!["/t".to_string(), seq.clone()]
-    );
+    assert_eq!(s.tree.ttl_expired(mtime + 1000), vec!["/t".to_string(), seq.clone()]);
     // a child keeps it alive
     s.created("/t/c", CreateMode::Persistent);
     assert_eq!(s.tree.ttl_expired(mtime + 1000), vec![seq.clone()]);
@@ -147,8 +129,7 @@ fn ttl_nodes_expire_when_unmodified_and_childless() {
     assert!(mtime2 > mtime);
     assert!(!s.tree.ttl_expired(mtime2 + 50).contains(&"/t".to_string()));
     assert_eq!(
-        s.run(0, WriteRequest::DeleteContainer { path: "/t".into() })
-            .result,
+        s.run(0, WriteRequest::DeleteContainer { path: "/t".into() }).result,
         TxnResult::Delete
     );
     assert_eq!(s.tree.ttl_expired(i64::MAX), vec![seq]);

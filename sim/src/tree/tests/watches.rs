@@ -76,16 +76,10 @@ fn which_write_fires_which_watch() {
     assert!(x.w.get_data_watch(&t, "/p/c", 1).is_some());
     assert!(x.w.get_children_watch(&t, "/p", 2).is_some());
     // a child's data change does not fire the parent's child watch
-    assert_eq!(
-        x.set("/p/c"),
-        vec![ev(1, EventType::NodeDataChanged, "/p/c")]
-    );
+    assert_eq!(x.set("/p/c"), vec![ev(1, EventType::NodeDataChanged, "/p/c")]);
     // one-shot: gone after firing
     assert!(x.set("/p/c").is_empty());
-    assert_eq!(
-        x.create("/p/d"),
-        vec![ev(2, EventType::NodeChildrenChanged, "/p")]
-    );
+    assert_eq!(x.create("/p/d"), vec![ev(2, EventType::NodeChildrenChanged, "/p")]);
     assert!(x.create("/p/e").is_empty());
     // delete: data + child watch on the path → one NodeDeleted; parent child watch
     let t = x.s.tree.clone();
@@ -169,26 +163,14 @@ fn set_watches_table() {
     // miss — created and deleted while disconnected, no event), /quiet
     // (child), /pers (2 tables), /rec (1 table)
     assert_eq!(x.w.session_watch_count(1), 7);
-    assert_eq!(
-        x.set("/same"),
-        vec![ev(1, EventType::NodeDataChanged, "/same")]
-    );
-    assert_eq!(
-        x.create("/flash"),
-        vec![ev(1, EventType::NodeCreated, "/flash")]
-    );
+    assert_eq!(x.set("/same"), vec![ev(1, EventType::NodeDataChanged, "/same")]);
+    assert_eq!(x.create("/flash"), vec![ev(1, EventType::NodeCreated, "/flash")]);
     assert_eq!(
         x.create("/quiet/a"),
         vec![ev(1, EventType::NodeChildrenChanged, "/quiet")]
     );
-    assert_eq!(
-        x.create("/rec"),
-        vec![ev(1, EventType::NodeCreated, "/rec")]
-    );
-    assert_eq!(
-        x.create("/pers"),
-        vec![ev(1, EventType::NodeCreated, "/pers")]
-    );
+    assert_eq!(x.create("/rec"), vec![ev(1, EventType::NodeCreated, "/rec")]);
+    assert_eq!(x.create("/pers"), vec![ev(1, EventType::NodeCreated, "/pers")]);
 }
 
 #[test]
@@ -255,10 +237,7 @@ fn zookeeper_4466_later_mode_wins() {
     x.create("/q");
     x.w.add_persistent("/q", 1, AddWatchMode::PersistentRecursive);
     x.w.add_persistent("/q", 1, AddWatchMode::Persistent);
-    assert_eq!(
-        x.create("/q/a"),
-        vec![ev(1, EventType::NodeChildrenChanged, "/q")]
-    );
+    assert_eq!(x.create("/q/a"), vec![ev(1, EventType::NodeChildrenChanged, "/q")]);
     assert!(x.set("/q/a").is_empty());
     // persistent then recursive: the child table keeps PERSISTENT
     x.w.add_persistent("/q", 2, AddWatchMode::Persistent);
@@ -281,10 +260,7 @@ fn zookeeper_4466_later_mode_wins() {
             ev(3, EventType::NodeDataChanged, "/q/a")
         ]
     );
-    assert_eq!(
-        x.set("/q/a"),
-        vec![ev(2, EventType::NodeDataChanged, "/q/a")]
-    );
+    assert_eq!(x.set("/q/a"), vec![ev(2, EventType::NodeDataChanged, "/q/a")]);
     // ... but the other way round the watch stays persistent
     x.w.add_data_watch("/q/b", 3);
     x.w.add_persistent("/q/b", 3, AddWatchMode::Persistent);
