@@ -258,8 +258,10 @@ impl Cluster {
     }
 
     /// Splits the given nodes into groups that cannot talk to each other
-    /// (both directions). Nodes in no group keep all their links.
+    /// (both directions), replacing any earlier partition or cut. Nodes in
+    /// no group keep all their links.
     pub fn partition(&mut self, groups: &[Vec<NodeRef>]) {
+        self.unclog_all();
         let desc: Vec<String> = groups
             .iter()
             .map(|g| g.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(","))
@@ -291,13 +293,17 @@ impl Cluster {
 
     /// Restores every link.
     pub fn heal(&mut self) {
+        self.unclog_all();
+        self.recorder.fault("heal", Vec::new(), "all links restored");
+    }
+
+    fn unclog_all(&mut self) {
         let net = NetSim::current();
         for (a, b) in std::mem::take(&mut self.clogged) {
             if let (Some(x), Some(y)) = (self.node_id(a), self.node_id(b)) {
                 net.unclog_link(x, y);
             }
         }
-        self.recorder.fault("heal", Vec::new(), "all links restored");
     }
 
     /// Kills a server; with `lose_unsynced`, its disk loses the unsynced

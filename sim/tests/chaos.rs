@@ -130,7 +130,59 @@ async fn scenario(seed: u64, servers: u32) -> Outcome {
     }
     eprintln!("seed {seed}: chaos over at {:?}", madsim::time::Instant::now());
     for w in workers {
-        let _ = w.await;
+        if madsim::time::timeout(Duration::from_secs(120), w).await.is_err() {
+            let h = rec.history();
+            let pending: Vec<String> = h
+                .operations()
+                .unwrap()
+                .into_iter()
+                .filter(|o| o.completed.is_none())
+                .map(|o| {
+                    format!(
+                        "op {} client {} session {:?} {:?} invoked {} ms",
+                        o.id,
+                        o.client,
+                        o.session.map(|s| format!("{s:#x}")),
+                        o.op,
+                        o.invoked / 1_000_000
+                    )
+                })
+                .collect();
+            let st: Vec<String> = c
+                .server_ids()
+                .iter()
+                .filter_map(|id| {
+                    c.status(*id).map(|s| {
+                        format!(
+                            "zk{id}: {:?} serving={} conns={} last={:#x} {}",
+                            s.role,
+                            s.serving,
+                            s.connections,
+                            s.tree.last_zxid(),
+                            s.debug
+                                .clone()
+                                .unwrap_or_default()
+                                .chars()
+                                .filter(|c| *c != '\n')
+                                .collect::<String>()
+                                .chars()
+                                .rev()
+                                .take(900)
+                                .collect::<String>()
+                                .chars()
+                                .rev()
+                                .collect::<String>()
+                        )
+                    })
+                })
+                .collect();
+            if let Ok(dir) = std::env::var("ZKDST_HISTORY_DIR") {
+                let _ = std::fs::write(format!("{dir}/stuck-{servers}-{seed}.json"), h.to_json());
+            }
+            panic!(
+                "seed {seed}: a worker is stuck 120 s after the chaos ended.\npending: {pending:#?}\nservers: {st:#?}"
+            );
+        }
     }
     eprintln!("seed {seed}: workers done");
 

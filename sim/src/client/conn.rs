@@ -104,6 +104,19 @@ pub async fn run(shared: std::sync::Arc<Shared>, servers: Vec<ServerId>, cmds: m
         first = false;
         let server = c.servers[next % c.servers.len()];
         next += 1;
+        if std::env::var("ZKDST_TRACE_CLIENT")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            == Some(c.shared.id)
+        {
+            eprintln!(
+                "client{} @{:?}: connecting to zk{server}, queued {} pending {}",
+                c.shared.id,
+                madsim::time::Instant::now(),
+                c.queued.len(),
+                c.pending.len()
+            );
+        }
         match c.session(server, &mut rx).await {
             Outcome::Ended => return,
             Outcome::Lost => {}
@@ -144,7 +157,7 @@ impl Cnxn {
         let gen = self.generation;
         let stream = match madsim::time::timeout(connect_timeout, TcpStream::connect(client_addr(server))).await {
             Ok(Ok(s)) => s,
-            _ => return self.connect_failed(),
+            _ => return self.connect_failed(rx),
         };
         let (mut r, w) = tokio::io::split(stream);
         let (wtx, wrx) = mpsc::unbounded();
@@ -173,7 +186,7 @@ impl Cnxn {
             match madsim::time::timeout(left, rx.next()).await {
                 Err(_) | Ok(None) => {
                     drop(guard);
-                    return self.connect_failed();
+                    return self.connect_failed(rx);
                 }
                 Ok(Some(Ev::Cmd(cmd))) => {
                     if let Some(o) = self.command(cmd, None) {
@@ -197,7 +210,7 @@ impl Cnxn {
                 }
                 Ok(Some(Ev::Eof(g))) if g == gen => {
                     drop(guard);
-                    return self.connect_failed();
+                    return self.connect_failed(rx);
                 }
                 Ok(Some(_)) => {}
             }
@@ -365,7 +378,16 @@ impl Cnxn {
 
     /// A connection attempt failed: like ClientCnxn's cleanup, everything
     /// waiting fails with ConnectionLoss.
-    fn connect_failed(&mut self) -> Outcome {
+    fn connect_failed(&mut self, rx: &mut mpsc::UnboundedReceiver<Ev>) -> Outcome {
+        // Calls issued while disconnected wait for a connection; each failed
+        // attempt fails them (ClientCnxn's cleanup), so take them in first.
+        while let Ok(ev) = rx.try_recv() {
+            if let Ev::Cmd(cmd) = ev {
+                if let Some(o) = self.command(cmd, None) {
+                    return o;
+                }
+            }
+        }
         self.fail_all(ZkError::ConnectionLoss);
         Outcome::Lost
     }

@@ -49,6 +49,8 @@ pub struct ServerStatus {
     pub tree: DataTree,
     pub connections: usize,
     pub up: bool,
+    /// The replication state machine's full state, for diagnosis.
+    pub debug: Option<String>,
 }
 
 /// Everything a server node needs, shared by its restarts.
@@ -129,8 +131,24 @@ impl ServerNode {
             &mut fsync_next,
         );
 
+        let trace = std::env::var("ZKDST_TRACE_NODE")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            == Some(me);
         while let Some(ev) = rx.next().await {
             let now = self.recorder.now_ms();
+            if trace && now > 100_000 {
+                let what = match &ev {
+                    Ev::Peer(f, m) => format!("peer {f} {:?}", std::mem::discriminant(m)),
+                    Ev::PeerDown(f) => format!("down {f}"),
+                    Ev::Accepted(..) => "accepted".into(),
+                    Ev::Client(..) => "client".into(),
+                    Ev::ClientEof(..) => "eof".into(),
+                    Ev::Tick => "tick".into(),
+                    Ev::Fsync(..) => "fsync".into(),
+                };
+                eprintln!("zk{me} @{now}: {what}");
+            }
             match ev {
                 Ev::Peer(from, msg) => core.on_peer(now, from, msg),
                 Ev::PeerDown(from) => core.on_peer_disconnected(now, from),
@@ -218,6 +236,7 @@ impl ServerNode {
             tree: core.tree().clone(),
             connections: core.connection_count(),
             up: true,
+            debug: std::env::var_os("ZKDST_DEBUG_PEER").map(|_| format!("{:?}", core.peer())),
         };
         *self.status.lock().unwrap_or_else(|e| e.into_inner()) = Some(status);
     }
