@@ -193,9 +193,12 @@ pub enum PeerMsg {
         session: SessionId,
         xid: i64,
     },
+    /// The leader's commit point when it answered: the learner answers the
+    /// client only once it has applied that far.
     SyncReply {
         session: SessionId,
         xid: i64,
+        zxid: Zxid,
     },
     /// A learner asks whether a reconnecting session is still alive.
     Revalidate {

@@ -67,6 +67,10 @@ pub fn collect_commits(h: &History, r: &mut CheckResult) -> BTreeMap<Zxid, Commi
     out
 }
 
+/// Error replies the data-tree model cannot decide: they depend on the
+/// leader's session tracker.
+const SESSION_ERRORS: [&str; 2] = ["SessionMoved", "SessionExpired"];
+
 pub fn is_write(op: &Op) -> bool {
     matches!(
         op,
@@ -262,7 +266,15 @@ pub fn replay(
         if has_commits {
             let c = &commits[&z];
             let mut model_tree = None;
-            if let Some(o) = claimants.first() {
+            let session_error = claimants.first().is_some_and(|o| {
+                matches!((ok_value(o), &c.txn), (Some(Value::Error { code, .. }), TxnRecord::Error { code: committed })
+                    if code == committed && SESSION_ERRORS.contains(&code.as_str()))
+            });
+            if session_error {
+                // Decided by the leader's session tracker (the session
+                // moved to another server, or is gone), not by the tree:
+                // the reply matches the committed error txn; nothing changed.
+            } else if let Some(o) = claimants.first() {
                 let reply = ok_value(o).cloned().unwrap_or(Value::Unit);
                 if let Some((scratch, txn, _)) = s.check_write(o, z, &reply) {
                     match txn {

@@ -167,6 +167,13 @@ impl SimClient {
         }
     }
 
+    async fn wait_for_session(&self) {
+        let mut w = self.state_watch();
+        while self.session_id() == 0 && !self.state().is_terminal() {
+            w.changed().await;
+        }
+    }
+
     /// Fault: drop the current connection now.
     pub fn drop_connection(&self) {
         let _ = self.tx.unbounded_send(Cmd::DropConnection);
@@ -180,6 +187,9 @@ impl SimClient {
 
     /// Sends a request and waits for its reply, recording both.
     async fn call(&self, request: Request, watch: Option<WatchReg>) -> Result<(Response, Zxid), ZkError> {
+        // Nothing is sent before the session exists, so the operation is
+        // invoked (and recorded) once its session id is known.
+        self.wait_for_session().await;
         let op = record::op_of(&request);
         let session = self.session_id();
         let id = self

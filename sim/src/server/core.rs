@@ -63,6 +63,8 @@ pub struct ServerCore {
     tracker: SessionTracker,
     /// Leader only: syncs waiting for a commit point (target, server, session, xid).
     syncs: VecDeque<(Zxid, ServerId, SessionId, i64)>,
+    /// Learner: sync replies waiting for this server to apply (zxid, session, xid).
+    sync_waiting: Vec<(Zxid, SessionId, i64)>,
     rng: ChaCha8Rng,
     now_ms: u64,
     last_container_check: u64,
@@ -88,6 +90,7 @@ impl ServerCore {
             touched: BTreeSet::new(),
             spec: None,
             syncs: VecDeque::new(),
+            sync_waiting: Vec::new(),
             rng: ChaCha8Rng::seed_from_u64(seed),
             now_ms,
             last_container_check: now_ms,
@@ -193,7 +196,10 @@ impl ServerCore {
                 }
             }
             PeerMsg::SyncRequest { session, xid } => self.leader_sync(from, session, xid),
-            PeerMsg::SyncReply { session, xid } => self.sync_done(session, xid),
+            PeerMsg::SyncReply { session, xid, zxid } => {
+                self.sync_waiting.push((zxid, session, xid));
+                self.release_syncs();
+            }
             PeerMsg::Revalidate { session, conn } => {
                 if self.peer.is_leader() {
                     let timeout_ms = self.revalidate(from, session);
@@ -529,7 +535,20 @@ impl ServerCore {
         if to == self.cfg.id {
             self.sync_done(session, xid);
         } else {
-            self.out.peers.push((to, PeerMsg::SyncReply { session, xid }));
+            let zxid = self.peer.commit();
+            self.out.peers.push((to, PeerMsg::SyncReply { session, xid, zxid }));
+        }
+    }
+
+    /// Completes the syncs whose commit point this server has applied. One
+    /// this server never reaches (it fell out of the quorum unawares) waits
+    /// until the server gives up on its leader and drops its clients.
+    fn release_syncs(&mut self) {
+        let applied = self.tree.last_zxid();
+        let (ready, waiting): (Vec<_>, Vec<_>) = self.sync_waiting.drain(..).partition(|(z, _, _)| *z <= applied);
+        self.sync_waiting = waiting;
+        for (_, session, xid) in ready {
+            self.sync_done(session, xid);
         }
     }
 
@@ -641,6 +660,9 @@ impl ServerCore {
             self.out.peers.push((to, PeerMsg::Zab(m)));
         }
         self.apply_committed();
+        if !self.sync_waiting.is_empty() {
+            self.release_syncs();
+        }
         let serving = self.peer.is_serving();
         if self.serving && !serving {
             // Lost the leader (or leadership): drop every client, as a
@@ -650,6 +672,7 @@ impl ServerCore {
                 self.close_conn(c);
             }
             self.touched.clear();
+            self.sync_waiting.clear();
         }
         self.serving = serving;
         let leading = self.peer.is_leader();
@@ -782,8 +805,14 @@ impl ServerCore {
                         TxnResult::Error(e) => Response::Error(e),
                         TxnResult::CreateSession | TxnResult::CloseSession { .. } => return,
                     };
+                    let moved = matches!(response, Response::Error(ZkError::SessionMoved));
                     if let Some(c) = self.conns.get_mut(&conn) {
-                        c.complete(logged.xid, zxid, response);
+                        if c.complete(logged.xid, zxid, response) && moved {
+                            // The leader thinks the session lives on another
+                            // server: reply, then close this connection so the
+                            // client reconnects and revalidates.
+                            c.close_when_drained = true;
+                        }
                     }
                     self.drain(conn);
                 }

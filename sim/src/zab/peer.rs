@@ -507,6 +507,18 @@ impl<T: Clone> Peer<T> {
                     None => false,
                 };
                 if ok && entry.zxid > self.last_zxid() {
+                    // Proposals arrive gap-free; a gap means messages were
+                    // lost (the leader dropped us): resync.
+                    let last = self.last_zxid();
+                    let expected = if last != 0 && epoch_of(last) == epoch_of(entry.zxid) {
+                        last + 1
+                    } else {
+                        make_zxid(epoch_of(entry.zxid), 1)
+                    };
+                    if entry.zxid != expected && !(last == 0 && epoch_of(entry.zxid) == epoch) {
+                        self.become_looking();
+                        return;
+                    }
                     self.append(entry);
                 }
             }
