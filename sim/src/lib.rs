@@ -12,6 +12,7 @@ pub mod net;
 pub mod proto;
 pub mod recorder;
 pub mod runner;
+pub mod runtime;
 pub mod server;
 pub mod session;
 pub mod tree;
