@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # The test command README.md gives a new user; .ci/run runs exactly this.
-# Release mode: the simulation tests run many seeds.
+# It installs what the tests need (a real ZooKeeper 3.8 for the conformance
+# tests, from Debian's `zookeeper` package; started on 127.0.0.1 only by the
+# tests themselves), then runs every test in release mode: the simulation
+# tests run many seeds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/zk/install.sh
 cargo test --workspace --release "$@"
