@@ -277,7 +277,7 @@ fn first_seed() -> u64 {
 #[test]
 fn three_servers_under_chaos() {
     let mut worst = 0;
-    for seed in first_seed()..first_seed() + seeds(12) {
+    for seed in first_seed()..first_seed() + seeds(30) {
         let o =
             run_seed(seed, Some(Duration::from_secs(600)), move || scenario(seed, 3)).unwrap_or_else(|e| panic!("{e}"));
         assert!(
@@ -294,8 +294,13 @@ fn three_servers_under_chaos() {
 #[test]
 fn five_servers_under_chaos() {
     let first = first_seed().max(1000);
-    for seed in first..first + seeds(6) {
+    for seed in first..first + seeds(15) {
         let o = run_seed(seed, None, move || scenario(seed, 5)).unwrap_or_else(|e| panic!("{e}"));
+        let again = run_seed(seed, None, move || scenario(seed, 5)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            o.fingerprint, again.fingerprint,
+            "seed {seed}: two runs gave different histories"
+        );
         assert!(o.acked > 20, "seed {seed}: only {} acknowledged creates", o.acked);
     }
 }
@@ -310,4 +315,12 @@ fn a_seed_replays_bit_for_bit() {
             "seed {seed}: two runs gave different histories"
         );
     }
+}
+
+#[test]
+fn madsim_check_determinism_on_a_faulty_run() {
+    // Runs the seed twice and panics at the first divergent random draw.
+    madsim::runtime::Runtime::check_determinism(77, madsim::Config::default(), || async {
+        scenario(77, 3).await;
+    });
 }

@@ -1,0 +1,184 @@
+//! Session behaviour the recipes depend on: a session survives a leader
+//! failover shorter than its timeout; an expired session's ephemerals go
+//! and its handle learns Expired on reconnect; a lost reply leaves the write
+//! applied; a watch event arrives before a read that reflects the change.
+
+use std::time::Duration;
+
+use futures::FutureExt;
+use zkdst_recipes::zk::{CreateMode, EventType, SessionState, ZkClient, ZkError, ANY_VERSION};
+use zkdst_sim::cluster::{Cluster, EnsembleConfig, NodeRef};
+use zkdst_sim::recorder::Recorder;
+use zkdst_sim::runner::run_seed;
+
+fn cfg() -> EnsembleConfig {
+    EnsembleConfig {
+        tick_ms: 500,
+        ..Default::default()
+    }
+}
+
+async fn session_survives_failover(seed: u64) {
+    let mut c = Cluster::start(cfg(), Recorder::new(), seed);
+    let leader = c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+    let h = c.spawn_client(1, 6000, |zk| async move {
+        assert!(zk.wait_connected(Duration::from_secs(10)).await);
+        zk.create("/eph", b"", CreateMode::Ephemeral).await.expect("create");
+        (zk.session_id(), zk)
+    });
+    let (sid, zk) = h.await.unwrap();
+    let mut states = zk.state_watch();
+    c.kill_server(leader, false);
+    // The client notices (its server dropped it, or its server died).
+    let s = madsim::time::timeout(Duration::from_secs(10), states.changed())
+        .await
+        .expect("no state change");
+    assert_eq!(s, SessionState::Disconnected, "seed {seed}");
+    let new_leader = c.wait_for_leader(Duration::from_secs(30)).await.expect("no new leader");
+    assert_ne!(new_leader, leader);
+    let node = c.client_node(1);
+    let check = node.spawn(async move {
+        assert!(zk.wait_connected(Duration::from_secs(30)).await, "did not reconnect");
+        assert_eq!(zk.session_id(), sid, "a new session after failover");
+        let st = zk.exists("/eph").await.expect("exists");
+        assert_eq!(st.map(|s| s.ephemeral_owner), Some(sid), "ephemeral lost in failover");
+        zk.set_data("/eph", b"x", ANY_VERSION)
+            .await
+            .expect("write after failover");
+    });
+    check.await.unwrap();
+    c.shutdown();
+}
+
+#[test]
+fn a_session_survives_leader_failover() {
+    for seed in 0..20 {
+        run_seed(seed, Some(Duration::from_secs(600)), move || {
+            session_survives_failover(seed)
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+async fn expiry_deletes_ephemerals(seed: u64) {
+    let mut c = Cluster::start(cfg(), Recorder::new(), seed);
+    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+    let a = c.spawn_client(1, 4000, |zk| async move {
+        assert!(zk.wait_connected(Duration::from_secs(10)).await);
+        zk.create("/owned", b"", CreateMode::Ephemeral).await.expect("create");
+        zk
+    });
+    let a = a.await.unwrap();
+    let b = c.spawn_client(2, 4000, |zk| async move {
+        assert!(zk.wait_connected(Duration::from_secs(10)).await);
+        let (st, w) = zk.exists_watch("/owned").await.expect("exists");
+        assert!(st.is_some());
+        w.changed().await
+    });
+    // Cut client 1 off from every server for longer than its timeout.
+    let servers: Vec<NodeRef> = c.server_ids().into_iter().map(NodeRef::Server).collect();
+    c.partition(&[vec![NodeRef::Client(1)], servers]);
+    let ev = madsim::time::timeout(Duration::from_secs(20), b)
+        .await
+        .expect("watch never fired")
+        .unwrap();
+    assert_eq!(ev.event_type, EventType::NodeDeleted, "seed {seed}");
+    c.heal();
+    let node = c.client_node(1);
+    let after = node.spawn(async move {
+        let mut w = a.state_watch();
+        for _ in 0..10 {
+            if a.state() == SessionState::Expired {
+                break;
+            }
+            let _ = madsim::time::timeout(Duration::from_secs(5), w.changed()).await;
+        }
+        (a.state(), a.exists("/owned").await)
+    });
+    let (state, r) = after.await.unwrap();
+    assert_eq!(
+        state,
+        SessionState::Expired,
+        "seed {seed}: the client must learn of the expiry on reconnect"
+    );
+    assert_eq!(r, Err(ZkError::SessionExpired), "seed {seed}");
+    c.shutdown();
+}
+
+#[test]
+fn an_expired_session_loses_its_ephemerals() {
+    for seed in 0..20 {
+        run_seed(seed, Some(Duration::from_secs(600)), move || {
+            expiry_deletes_ephemerals(seed)
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[madsim::test]
+async fn a_lost_reply_leaves_the_write_applied() {
+    let mut c = Cluster::start(cfg(), Recorder::new(), 5);
+    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+    let h = c.spawn_client(1, 4000, |zk| async move {
+        assert!(zk.wait_connected(Duration::from_secs(10)).await);
+        zk.lose_next_write_reply();
+        let first = zk.create("/ambiguous", b"", CreateMode::Persistent).await;
+        assert_eq!(first.unwrap_err(), ZkError::ConnectionLoss);
+        assert!(zk.wait_connected(Duration::from_secs(10)).await);
+        assert!(
+            zk.exists("/ambiguous").await.unwrap().is_some(),
+            "the write was applied"
+        );
+        assert_eq!(
+            zk.create("/ambiguous", b"", CreateMode::Persistent).await.unwrap_err(),
+            ZkError::NodeExists
+        );
+        zk.lose_next_write_reply();
+        let seq = zk.create("/q-", b"", CreateMode::PersistentSequential).await;
+        assert_eq!(seq.unwrap_err(), ZkError::ConnectionLoss);
+        assert!(zk.wait_connected(Duration::from_secs(10)).await);
+        let (p, _) = zk.create("/q-", b"", CreateMode::PersistentSequential).await.unwrap();
+        let (kids, _) = zk.get_children("/").await.unwrap();
+        let items = kids.iter().filter(|k| k.starts_with("q-")).count();
+        (p, items)
+    });
+    let (p, items) = h.await.unwrap();
+    assert_eq!(
+        items, 2,
+        "a blind retry of a sequential create duplicates it (the second is {p})"
+    );
+    c.shutdown();
+}
+
+#[madsim::test]
+async fn a_watch_event_precedes_a_read_that_reflects_it() {
+    let mut c = Cluster::start(cfg(), Recorder::new(), 9);
+    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+    let setup = c.spawn_client(1, 4000, |zk| async move {
+        assert!(zk.wait_connected(Duration::from_secs(10)).await);
+        zk.create("/w", b"0", CreateMode::Persistent).await.unwrap();
+    });
+    setup.await.unwrap();
+    let reader = c.spawn_client(2, 4000, |zk| async move {
+        assert!(zk.wait_connected(Duration::from_secs(10)).await);
+        let (_, _, w) = zk.get_data_watch("/w").await.unwrap();
+        let mut w = Some(w);
+        loop {
+            let (d, _) = zk.get_data("/w").await.unwrap();
+            if d == b"1" {
+                // The event must already be here.
+                let fired = w.take().unwrap().changed().now_or_never();
+                return fired.map(|e| e.event_type);
+            }
+            madsim::time::sleep(Duration::from_millis(1)).await;
+        }
+    });
+    let writer = c.spawn_client(3, 4000, |zk| async move {
+        assert!(zk.wait_connected(Duration::from_secs(10)).await);
+        madsim::time::sleep(Duration::from_millis(200)).await;
+        zk.set_data("/w", b"1", ANY_VERSION).await.unwrap();
+    });
+    writer.await.unwrap();
+    assert_eq!(reader.await.unwrap(), Some(EventType::NodeDataChanged));
+    c.shutdown();
+}
