@@ -163,7 +163,13 @@ impl Cluster {
     /// The last status a server published (None before it first ran).
     pub fn status(&self, id: ServerId) -> Option<ServerStatus> {
         let slot = self.servers.get(&id)?;
-        let mut st = slot.spec.status.lock().unwrap_or_else(|e| e.into_inner()).clone()?;
+        let mut st = slot
+            .spec
+            .status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(ServerStatus::of)?;
         st.up = slot.up;
         Some(st)
     }

@@ -721,7 +721,8 @@ impl ServerCore {
         }
         let from = self.peer.upper_bound(self.tree.last_zxid());
         let to = self.peer.upper_bound(commit);
-        let entries: Vec<_> = self.peer.log().iter().skip(from).take(to - from).cloned().collect();
+        // Index access: an im::Vector iterator's skip would walk from the start.
+        let entries: Vec<_> = (from..to).filter_map(|i| self.peer.log().get(i).cloned()).collect();
         for e in entries {
             self.apply_one(e.zxid, e.txn);
         }

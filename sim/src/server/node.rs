@@ -14,7 +14,7 @@ use madsim::rand::Rng;
 use madsim::task::JoinHandle;
 
 use super::conn::ConnId;
-use super::core::{ServerConfig, ServerCore};
+use super::core::{Outputs, ServerConfig, ServerCore};
 use crate::disk::{Disk, FsyncTicket};
 use crate::net::{encoded, read_frame, writer, WriteCmd};
 use crate::proto::{PeerMsg, ToClient, ToServer};
@@ -59,9 +59,27 @@ pub struct ServerNode {
     pub cfg: ServerConfig,
     pub disk: Disk,
     pub recorder: Recorder,
-    pub status: Arc<Mutex<Option<ServerStatus>>>,
+    /// The running server's core, shared so that status can be read on
+    /// demand (None before the first start).
+    pub status: Arc<Mutex<Option<ServerCore>>>,
     /// fsync latency range, in microseconds.
     pub fsync_us: (u64, u64),
+}
+
+impl ServerStatus {
+    /// A server's status, read from its core.
+    pub fn of(core: &ServerCore) -> ServerStatus {
+        ServerStatus {
+            role: core.peer().role(),
+            serving: core.is_serving(),
+            last_logged: core.peer().last_zxid(),
+            committed: core.peer().commit(),
+            tree: core.tree().clone(),
+            connections: core.connection_count(),
+            up: true,
+            debug: std::env::var_os("ZKDST_DEBUG_PEER").map(|_| format!("{:?}", core.peer())),
+        }
+    }
 }
 
 enum Ev {
@@ -82,13 +100,18 @@ impl ServerNode {
         let me = self.cfg.id;
         let incarnation = self.disk.next_incarnation();
         let seed: u64 = madsim::rand::thread_rng().gen();
-        let mut core = ServerCore::new(
+        let core = ServerCore::new(
             self.cfg.clone(),
             self.disk.load(),
             incarnation,
             seed,
             self.recorder.now_ms(),
         );
+        let first = {
+            let mut g = self.status.lock().unwrap_or_else(|e| e.into_inner());
+            *g = Some(core);
+            g.as_mut().map(|c| c.take_outputs()).unwrap_or_default()
+        };
         let (tx, mut rx) = mpsc::unbounded::<Ev>();
 
         let mut tasks: Vec<JoinHandle<()>> = Vec::new();
@@ -122,14 +145,7 @@ impl ServerNode {
         let mut conns: BTreeMap<ConnId, (mpsc::UnboundedSender<WriteCmd>, JoinHandle<()>)> = BTreeMap::new();
         let mut fsync_in_flight = false;
         let mut fsync_next: Option<FsyncTicket> = None;
-        self.flush(
-            &mut core,
-            &links,
-            &mut conns,
-            &tx,
-            &mut fsync_in_flight,
-            &mut fsync_next,
-        );
+        self.flush(first, &links, &mut conns, &tx, &mut fsync_in_flight, &mut fsync_next);
 
         let trace = std::env::var("ZKDST_TRACE_NODE")
             .ok()
@@ -149,6 +165,8 @@ impl ServerNode {
                 };
                 eprintln!("zk{me} @{now}: {what}");
             }
+            let mut guard = self.status.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(core) = guard.as_mut() else { return };
             match ev {
                 Ev::Peer(from, msg) => core.on_peer(now, from, msg),
                 Ev::PeerDown(from) => core.on_peer_disconnected(now, from),
@@ -169,14 +187,9 @@ impl ServerNode {
                     }
                 }
             }
-            self.flush(
-                &mut core,
-                &links,
-                &mut conns,
-                &tx,
-                &mut fsync_in_flight,
-                &mut fsync_next,
-            );
+            let out = core.take_outputs();
+            drop(guard);
+            self.flush(out, &links, &mut conns, &tx, &mut fsync_in_flight, &mut fsync_next);
         }
         for t in tasks {
             t.abort();
@@ -185,14 +198,13 @@ impl ServerNode {
 
     fn flush(
         &self,
-        core: &mut ServerCore,
+        out: Outputs,
         links: &BTreeMap<ServerId, mpsc::UnboundedSender<WriteCmd>>,
         conns: &mut BTreeMap<ConnId, (mpsc::UnboundedSender<WriteCmd>, JoinHandle<()>)>,
         tx: &EvTx,
         fsync_in_flight: &mut bool,
         fsync_next: &mut Option<FsyncTicket>,
     ) {
-        let out = core.take_outputs();
         if !out.disk.is_empty() {
             if let Some(t) = self.disk.write(out.disk) {
                 *fsync_next = Some(t);
@@ -228,17 +240,6 @@ impl ServerNode {
                 reader.abort();
             }
         }
-        let status = ServerStatus {
-            role: core.peer().role(),
-            serving: core.is_serving(),
-            last_logged: core.peer().last_zxid(),
-            committed: core.peer().commit(),
-            tree: core.tree().clone(),
-            connections: core.connection_count(),
-            up: true,
-            debug: std::env::var_os("ZKDST_DEBUG_PEER").map(|_| format!("{:?}", core.peer())),
-        };
-        *self.status.lock().unwrap_or_else(|e| e.into_inner()) = Some(status);
     }
 }
 
