@@ -110,6 +110,7 @@ mod tests {
             Budget {
                 deadline: None,
                 max_steps: Some(1),
+                threads: None,
             },
         )
         .unwrap();

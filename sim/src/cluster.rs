@@ -386,6 +386,30 @@ impl Cluster {
         self.heal();
     }
 
+    /// Force-expires a session: the current leader expires it at its next
+    /// tick (its ephemerals go in one close txn; the client learns Expired
+    /// when it next reconnects). False if there is no leader or it does not
+    /// know the session.
+    pub fn expire_session(&mut self, session: zkdst_recipes::zk::SessionId) -> bool {
+        let Some(l) = self.leader() else { return false };
+        let Some(slot) = self.servers.get(&l) else { return false };
+        let done = slot
+            .spec
+            .status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+            .is_some_and(|c| c.expire_session(session));
+        if done {
+            self.recorder.fault(
+                "expire-session",
+                vec![format!("{session:#x}")],
+                format!("the leader zk{l} expires it"),
+            );
+        }
+        done
+    }
+
     /// Stops every node (so pending tasks do not outlive the run).
     pub fn shutdown(&mut self) {
         for slot in self.servers.values_mut() {

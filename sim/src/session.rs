@@ -90,6 +90,17 @@ impl SessionTracker {
         }
     }
 
+    /// Makes the session expire at the next check (a fault).
+    pub fn expire_now(&mut self, session: SessionId) -> bool {
+        match self.sessions.get_mut(&session) {
+            Some(t) if !t.closing => {
+                t.expires_at_ms = 0;
+                true
+            }
+            _ => false,
+        }
+    }
+
     pub fn remove(&mut self, session: SessionId) {
         self.sessions.remove(&session);
     }

@@ -182,3 +182,37 @@ async fn a_watch_event_precedes_a_read_that_reflects_it() {
     assert_eq!(reader.await.unwrap(), Some(EventType::NodeDataChanged));
     c.shutdown();
 }
+
+#[madsim::test]
+async fn a_forced_expiry_ends_the_session() {
+    let mut c = Cluster::start(cfg(), Recorder::new(), 11);
+    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+    let a = c.spawn_client(1, 4000, |zk| async move {
+        assert!(zk.wait_connected(Duration::from_secs(10)).await);
+        zk.create("/mine", b"", CreateMode::Ephemeral).await.expect("create");
+        zk
+    });
+    let a = a.await.unwrap();
+    assert!(c.expire_session(a.session_id()));
+    let node = c.client_node(1);
+    let state = node
+        .spawn(async move {
+            let mut w = a.state_watch();
+            for _ in 0..20 {
+                if a.state().is_terminal() {
+                    break;
+                }
+                let _ = madsim::time::timeout(Duration::from_secs(1), w.changed()).await;
+            }
+            a.state()
+        })
+        .await
+        .unwrap();
+    assert_eq!(state, SessionState::Expired);
+    let gone = c
+        .spawn_client(2, 4000, |zk| async move { zk.exists("/mine").await.unwrap() })
+        .await
+        .unwrap();
+    assert!(gone.is_none(), "the expired session's ephemeral survived");
+    c.shutdown();
+}

@@ -51,8 +51,9 @@ pub fn check_partitions<M: Model>(model: &M, partitions: &[Partition<M::Input, M
         .filter(|(_, p)| !p.ops.is_empty())
         .map(|(i, _)| (i, None))
         .collect();
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
+    let workers = budget
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .min(queue.len())
         .max(1);
     let shared = Shared {
@@ -185,6 +186,7 @@ mod tests {
         let budget = Budget {
             deadline: None,
             max_steps: Some(20 * SLICE),
+            threads: None,
         };
         match check_partitions(&Register::cas(), &parts, budget) {
             Verdict::NotLinearizable(w) => {
@@ -203,6 +205,7 @@ mod tests {
         let steps = Budget {
             deadline: None,
             max_steps: Some(3 * SLICE),
+            threads: None,
         };
         assert_eq!(
             check_partitions(&Register::cas(), &parts, steps),
@@ -212,6 +215,7 @@ mod tests {
         let deadline = Budget {
             deadline: Some(after),
             max_steps: None,
+            threads: None,
         };
         assert_eq!(
             check_partitions(&Register::cas(), &parts, deadline),

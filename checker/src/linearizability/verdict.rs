@@ -12,6 +12,11 @@ pub struct Budget {
     pub deadline: Option<Duration>,
     /// Limit on search steps, summed over all partitions.
     pub max_steps: Option<u64>,
+    /// Worker threads (default: all cores). With one thread the partitions
+    /// are searched in round-robin slices in a fixed order, so the witness
+    /// reported for a history with several refuted objects is always the
+    /// same one: use it where reports must be reproducible byte for byte.
+    pub threads: Option<usize>,
 }
 
 impl Budget {

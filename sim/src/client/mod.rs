@@ -176,12 +176,20 @@ impl SimClient {
 
     /// Fault: drop the current connection now.
     pub fn drop_connection(&self) {
+        self.shared
+            .recorder
+            .fault("drop-connection", vec![format!("client{}", self.shared.id)], "");
         let _ = self.tx.unbounded_send(Cmd::DropConnection);
     }
 
     /// Fault: the next write is applied but its reply is lost and the
     /// connection dropped (ConnectionLoss with the write applied).
     pub fn lose_next_write_reply(&self) {
+        self.shared.recorder.fault(
+            "lose-reply",
+            vec![format!("client{}", self.shared.id)],
+            "the next write applies; its reply is lost",
+        );
         let _ = self.tx.unbounded_send(Cmd::LoseNextWriteReply);
     }
 

@@ -129,6 +129,13 @@ impl ServerCore {
 
     // ----- inputs -----
 
+    /// Fault: the leader expires `session` at its next tick, as if it had
+    /// not heard from it for its whole timeout. False if not the leader or
+    /// the session is unknown.
+    pub fn expire_session(&mut self, session: SessionId) -> bool {
+        self.peer.is_leader() && self.tracker.expire_now(session)
+    }
+
     pub fn on_tick(&mut self, now_ms: u64) {
         self.now_ms = now_ms;
         self.peer.tick();
