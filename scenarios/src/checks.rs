@@ -2,7 +2,7 @@
 //! heal, the workload completed at least `min_progress` operations) and
 //! `semaphore` (never more definite lease holders than permits).
 
-use zkdst_checker::history::{Event, History, Op, Operation, Outcome, Time, Value};
+use zkdst_checker::history::{Event, History, Op, Operation, Outcome, Time, TxnRecord, Value};
 use zkdst_checker::properties::{healed_at, CheckResult, Params, Violation};
 
 use crate::stats::is_recipe_op;
@@ -59,6 +59,18 @@ fn session_end(h: &History, o: &Operation, after: Time) -> Option<Time> {
         .min()
 }
 
+fn session_closed_commit(h: &History, o: &Operation, after: Time) -> Option<Time> {
+    let s = o.session?;
+    h.events.iter().find_map(|e| match e {
+        Event::Commit {
+            time,
+            txn: TxnRecord::CloseSession { session, .. },
+            ..
+        } if *session == s && *time >= after => Some(*time),
+        _ => None,
+    })
+}
+
 fn last_alive(h: &History, ops: &[Operation], a: &Operation, floor: Time, before: Time) -> Time {
     let from_ops = ops
         .iter()
@@ -96,6 +108,11 @@ pub fn semaphore(h: &History, ops: &[Operation], permits: u32) -> CheckResult {
             .filter(|x| x.client == a.client && x.invoked >= start)
             .find(|x| matches!(&x.op, Op::Returned { semaphore: s } if s == semaphore));
         let mut end = ret.map_or(Time::MAX, |x| x.invoked);
+        // The server ended the session (its ephemeral lease node went with
+        // it) at the commit of its CloseSession, whenever the client noticed.
+        if let Some(tc) = session_closed_commit(h, a, start) {
+            end = end.min(tc.max(start));
+        }
         if let Some(te) = session_end(h, a, start).filter(|te| *te < end) {
             // The server may have expired the session well before the
             // client noticed: the hold is definite only up to the
