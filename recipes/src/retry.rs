@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::error::{RecipeError, RecipeResult};
 use crate::runtime::Clock;
-use crate::zk::ZkResult;
+use crate::zk::{ZkError, ZkResult};
 
 /// How often and how patiently to retry an ambiguous failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +47,14 @@ impl RetryPolicy {
     }
 }
 
+/// True for failures worth retrying: an ambiguous ConnectionLoss, or
+/// SessionMoved — the server refused the request (not applied) because the
+/// session was moving to another server while it was in flight; the
+/// connection is re-established and the same call may simply be reissued.
+pub fn retryable(e: &ZkError) -> bool {
+    e.is_ambiguous() || matches!(e, ZkError::SessionMoved)
+}
+
 /// Runs `op` until it succeeds, fails unambiguously, or the attempts are
 /// exhausted (then the last ConnectionLoss is returned). Session loss maps to
 /// [`RecipeError::SessionLost`].
@@ -60,7 +68,7 @@ where
     loop {
         match op().await {
             Ok(v) => return Ok(v),
-            Err(e) if e.is_ambiguous() && attempt + 1 < policy.max_attempts => {
+            Err(e) if retryable(&e) && attempt + 1 < policy.max_attempts => {
                 clock.sleep(policy.delay(attempt)).await;
                 attempt += 1;
             }

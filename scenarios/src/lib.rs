@@ -1,1 +1,24 @@
-//! placeholder
+//! zkdst-scenarios: the experiments. Scenario files, seeded fault plans,
+//! workload drivers for every recipe, the runner that joins the simulated
+//! ensemble (sim), the subject (recipes) and the judge (checker), fuzzing,
+//! shrinking, and the library API behind the `zkdst` command and the
+//! cargo-test integration.
+
+pub mod api;
+pub mod checks;
+pub mod fuzz;
+pub mod nemesis;
+pub mod plan;
+pub mod runner;
+pub mod scenario;
+pub mod shrink;
+pub mod stats;
+pub mod streams;
+pub mod workload;
+
+
+pub use api::{check, fault_plan_strategy, seed_count, CheckFailure};
+pub use plan::{Fault, FaultKind, FaultPlan, Node, TimedFault};
+pub use runner::{repro_line, run, RunOutcome, RunVerdict, COMMIT};
+pub use scenario::{Recipe, Scenario, ScenarioError};
+pub use stats::Stats;

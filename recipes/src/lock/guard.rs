@@ -142,7 +142,7 @@ impl<C: ZkClient, R: Runtime> LockGuard<C, R> {
         match deleted {
             Ok(()) => Ok(Released::Deleted),
             Err(RecipeError::SessionLost) => Ok(Released::SessionEnded),
-            Err(RecipeError::Zk(e)) if e.is_ambiguous() => {
+            Err(RecipeError::Zk(e)) if crate::retry::retryable(&e) => {
                 spawn_delete_own(&ctx, &path);
                 Ok(Released::InBackground)
             }

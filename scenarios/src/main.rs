@@ -1,0 +1,394 @@
+//! `zkdst`: run, fuzz, replay and shrink scenarios; check recorded
+//! histories; list shipped scenarios; merge sharded fuzz results.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use zkdst_checker::report::{render_html, render_text, summary_line};
+use zkdst_scenarios::fuzz::{self, Job, SeedRecord, SeedSet};
+use zkdst_scenarios::{repro_line, run, shrink, FaultPlan, RunOutcome, RunVerdict, Scenario};
+
+#[derive(Parser)]
+#[command(name = "zkdst", version, about = "Deterministic simulation testing for ZooKeeper recipes")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run one seed of a scenario: verdict, and on failure the report.
+    Run {
+        scenario: PathBuf,
+        #[arg(long)]
+        seed: Option<u64>,
+        /// An explicit fault plan (JSON, as `shrink` writes).
+        #[arg(long)]
+        plan: Option<PathBuf>,
+    },
+    /// Run many seeds on all cores.
+    Fuzz {
+        #[arg(required = true)]
+        scenarios: Vec<PathBuf>,
+        /// Seed range A..B (default: the scenario's own).
+        #[arg(long)]
+        seeds: Option<String>,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Run only shard I of N (seeds with (seed - A) % N == I).
+        #[arg(long)]
+        shard: Option<String>,
+        /// Stop starting new seeds after this many seconds of wall time.
+        #[arg(long)]
+        time: Option<u64>,
+        /// One JSON line per seed on stdout (and a summary line), no table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replay one seed bit for bit, writing its history and timeline.
+    Replay {
+        scenario: PathBuf,
+        #[arg(long)]
+        seed: u64,
+        #[arg(long)]
+        plan: Option<PathBuf>,
+        /// Write the history as JSON.
+        #[arg(long)]
+        history: Option<PathBuf>,
+        /// Write an HTML timeline.
+        #[arg(long)]
+        html: Option<PathBuf>,
+    },
+    /// Minimise a failing seed's fault plan and workload; writes a plan file.
+    Shrink {
+        scenario: PathBuf,
+        #[arg(long)]
+        seed: u64,
+        /// Where to write the plan (default: <scenario>-<seed>.plan.json).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Check a recorded or third-party history for linearizability.
+    Check {
+        file: PathBuf,
+        /// jepsen-etcd, porcupine-kv, edn or zkdst.
+        #[arg(long)]
+        format: String,
+        /// register, cas-register, multi-register, kv, queue, set, counter, mutex.
+        #[arg(long)]
+        model: Option<String>,
+    },
+    /// The shipped scenarios and what they check.
+    List,
+    /// Combine `fuzz --json` outputs of shards into one summary.
+    Merge {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli.cmd) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn load(path: &Path) -> Result<Scenario> {
+    Ok(Scenario::load(path)?)
+}
+
+fn load_plan(path: &Path) -> Result<FaultPlan> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    FaultPlan::from_json(&text, &path.display().to_string()).map_err(anyhow::Error::msg)
+}
+
+/// Silences the default panic message of simulation threads (the runner
+/// reports the panic itself).
+fn quiet_seed_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let seed_thread = std::thread::current().name().is_some_and(|n| n.starts_with("seed-"));
+        if !seed_thread {
+            default(info);
+        }
+    }));
+}
+
+fn report(path: &Path, sc: &Scenario, o: &RunOutcome) {
+    let verdict = match o.verdict {
+        RunVerdict::Pass => "PASS",
+        RunVerdict::Fail => "FAIL",
+        RunVerdict::Unknown => "UNKNOWN",
+    };
+    println!(
+        "{verdict}  {} seed {}  ({} events, fingerprint {:016x}, {:.2} s)",
+        sc.name,
+        o.seed,
+        o.history.events.len(),
+        o.fingerprint,
+        o.wall.as_secs_f64()
+    );
+    if !o.results.is_empty() {
+        println!("{}", summary_line(&o.results));
+    }
+    let stats: Vec<String> = o.stats.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    println!("exercised: {}", stats.join(" "));
+    if let Some(e) = &o.error {
+        println!("run failed: {e}");
+    }
+    if o.verdict != RunVerdict::Pass {
+        println!("{}", render_text(&o.history, &o.results));
+        println!("fault plan:\n{}", o.plan);
+    }
+    if o.verdict == RunVerdict::Fail {
+        println!("{}", repro_line(path, sc, o.seed, &o.plan));
+    }
+}
+
+fn exit_for(v: RunVerdict) -> ExitCode {
+    match v {
+        RunVerdict::Pass | RunVerdict::Unknown => ExitCode::SUCCESS,
+        RunVerdict::Fail => ExitCode::from(1),
+    }
+}
+
+fn dispatch(cmd: Cmd) -> Result<ExitCode> {
+    match cmd {
+        Cmd::Run { scenario, seed, plan } => {
+            let sc = load(&scenario)?;
+            let plan = plan.as_deref().map(load_plan).transpose()?;
+            quiet_seed_panics();
+            let o = run(&sc, seed.unwrap_or(sc.seeds.start), plan.as_ref());
+            report(&scenario, &sc, &o);
+            Ok(exit_for(o.verdict))
+        }
+        Cmd::Replay {
+            scenario,
+            seed,
+            plan,
+            history,
+            html,
+        } => {
+            let sc = load(&scenario)?;
+            let plan = plan.as_deref().map(load_plan).transpose()?;
+            quiet_seed_panics();
+            let o = run(&sc, seed, plan.as_ref());
+            for (i, e) in o.history.events.iter().enumerate() {
+                if let zkdst_checker::history::Event::Fault { time, kind, detail, .. } = e {
+                    println!("[{:>9.3} ms] #{i} fault {kind} {detail}", *time as f64 / 1e6);
+                }
+            }
+            report(&scenario, &sc, &o);
+            if let Some(p) = history {
+                std::fs::write(&p, o.history.to_json()).with_context(|| format!("{}: cannot write", p.display()))?;
+                println!("history written to {}", p.display());
+            }
+            if let Some(p) = html {
+                std::fs::write(&p, render_html(&o.history, &o.results))
+                    .with_context(|| format!("{}: cannot write", p.display()))?;
+                println!("timeline written to {}", p.display());
+            }
+            Ok(exit_for(o.verdict))
+        }
+        Cmd::Fuzz {
+            scenarios,
+            seeds,
+            jobs,
+            shard,
+            time,
+            json,
+        } => fuzz_cmd(scenarios, seeds, jobs, shard, time, json),
+        Cmd::Shrink { scenario, seed, out } => {
+            let sc = load(&scenario)?;
+            quiet_seed_panics();
+            let r = shrink::shrink(&sc, seed, |msg| eprintln!("{msg}"));
+            let Some(r) = r else {
+                println!("seed {seed} does not fail: nothing to shrink");
+                return Ok(ExitCode::SUCCESS);
+            };
+            let out = out.unwrap_or_else(|| PathBuf::from(format!("{}-{seed}.plan.json", sc.name)));
+            std::fs::write(&out, r.plan.to_json()).with_context(|| format!("{}: cannot write", out.display()))?;
+            println!(
+                "shrunk from {} to {} faults ({} runs); still fails {}",
+                r.original_faults,
+                r.plan.faults.len(),
+                r.runs,
+                r.checks.join(", ")
+            );
+            println!("{}", r.plan);
+            println!(
+                "zkdst replay {} --seed {seed} --plan {}  # commit {}, scenario {}, plan {}",
+                scenario.display(),
+                out.display(),
+                zkdst_scenarios::COMMIT,
+                sc.hash(),
+                r.plan.hash()
+            );
+            Ok(ExitCode::from(1))
+        }
+        Cmd::Check { file, format, model } => {
+            let format: zkdst_checker::formats::Format = format.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+            let model = model
+                .map(|m| m.parse::<zkdst_checker::models::ModelName>())
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let r = zkdst_checker::check_file(&file, format, model, Default::default())?;
+            print!("{}", r.text);
+            Ok(match r.verdict {
+                zkdst_checker::linearizability::Verdict::Linearizable => ExitCode::SUCCESS,
+                zkdst_checker::linearizability::Verdict::NotLinearizable(_) => ExitCode::from(1),
+                zkdst_checker::linearizability::Verdict::Unknown(_) => ExitCode::from(2),
+            })
+        }
+        Cmd::List => {
+            for p in zkdst_scenarios::scenario::shipped() {
+                match Scenario::load(&p) {
+                    Ok(s) => println!(
+                        "{:<40} {:<18} checks {:<40} {}",
+                        p.strip_prefix(std::env::current_dir().unwrap_or_default())
+                            .unwrap_or(&p)
+                            .display(),
+                        serde_json::to_value(s.workload.recipe)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default(),
+                        s.check.checkers.join(","),
+                        s.description
+                    ),
+                    Err(e) => println!("{e}"),
+                }
+            }
+            println!("\ncheckers: {}", {
+                let mut n = zkdst_checker::properties::names();
+                n.extend(zkdst_scenarios::checks::LOCAL);
+                n.join(", ")
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Merge { files, json } => {
+            let mut all: Vec<SeedRecord> = Vec::new();
+            for f in &files {
+                all.extend(fuzz::read_records(f).map_err(anyhow::Error::msg)?);
+            }
+            all.sort_by(|a, b| (&a.file, a.seed).cmp(&(&b.file, b.seed)));
+            all.dedup_by(|a, b| a.file == b.file && a.seed == b.seed);
+            let sums = fuzz::summarize(&all);
+            if json {
+                println!("{}", serde_json::to_string(&serde_json::json!({ "summary": sums }))?);
+            } else {
+                print!("{}", fuzz::render_summary(&sums));
+            }
+            let failed = sums.values().any(|s| s.fail > 0);
+            Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        }
+    }
+}
+
+fn fuzz_cmd(
+    files: Vec<PathBuf>,
+    seeds: Option<String>,
+    jobs: Option<usize>,
+    shard: Option<String>,
+    time: Option<u64>,
+    json: bool,
+) -> Result<ExitCode> {
+    let range = seeds.as_deref().map(fuzz::parse_range).transpose().map_err(anyhow::Error::msg)?;
+    let shard = shard.as_deref().map(fuzz::parse_shard).transpose().map_err(anyhow::Error::msg)?;
+    if jobs == Some(0) {
+        bail!("--jobs must be at least 1");
+    }
+    let threads = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let mut all_jobs = Vec::new();
+    let mut scenarios = Vec::new();
+    for f in &files {
+        let sc = Arc::new(load(f)?);
+        let (start, end) = range.unwrap_or((sc.seeds.start, sc.seeds.start + sc.seeds.count));
+        for seed in (SeedSet { start, end, shard }).seeds() {
+            all_jobs.push(Job {
+                file: f.clone(),
+                scenario: sc.clone(),
+                seed,
+            });
+        }
+        scenarios.push((f.clone(), sc));
+    }
+    quiet_seed_panics();
+    let bar = if json {
+        ProgressBar::hidden()
+    } else {
+        let b = ProgressBar::new(all_jobs.len() as u64);
+        b.set_style(
+            ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} seeds  {per_sec}  {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        b
+    };
+    let deadline = time.map(|t| std::time::Instant::now() + Duration::from_secs(t));
+    let started = std::time::Instant::now();
+    let mut failures = 0u64;
+    let records = fuzz::run_jobs(all_jobs, threads, deadline, |job, o| {
+        if o.verdict == RunVerdict::Fail {
+            failures += 1;
+            let line = repro_line(&job.file, &job.scenario, o.seed, &o.plan);
+            bar.suspend(|| eprintln!("FAIL [{}] {line}", o.failed_checks().join(",")));
+        }
+        if json {
+            let rec = SeedRecord::from_outcome(&job.file, &job.scenario, o);
+            println!("{}", serde_json::to_string(&rec).unwrap_or_default());
+        }
+        bar.set_message(format!("{failures} failed"));
+        bar.inc(1);
+    });
+    bar.finish();
+    let wall = started.elapsed();
+    let sums = fuzz::summarize(&records);
+    let mut unmet_any = false;
+    let mut unmet_text = String::new();
+    for (f, sc) in &scenarios {
+        if let Some(s) = sums.get(&f.display().to_string()) {
+            for (k, want, got) in s.stats.unmet(&sc.expect.min) {
+                unmet_any = true;
+                unmet_text.push_str(&format!(
+                    "{}: expected {k} >= {want} over the campaign, got {got}\n",
+                    f.display()
+                ));
+            }
+        }
+    }
+    let n = records.len() as f64;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string(&serde_json::json!({ "summary": sums, "unmet": unmet_text, "wall_s": wall.as_secs_f64() }))?
+        );
+    } else {
+        print!("{}", fuzz::render_summary(&sums));
+        print!("{unmet_text}");
+        println!(
+            "\n{} seeds in {:.1} s on {threads} threads: {:.0} seeds/min",
+            records.len(),
+            wall.as_secs_f64(),
+            n / wall.as_secs_f64().max(1e-9) * 60.0
+        );
+    }
+    let failed = sums.values().any(|s| s.fail > 0);
+    Ok(if failed || unmet_any {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

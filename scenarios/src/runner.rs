@@ -1,0 +1,234 @@
+//! One run of a scenario under one seed: start the ensemble, run the
+//! workload on client nodes while the nemesis carries out the fault plan,
+//! heal everything, keep the workload going for the liveness phase, then
+//! check the history.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use zkdst_checker::history::History;
+use zkdst_checker::properties::{self, CheckResult, Verdict};
+use zkdst_sim::cluster::{Cluster, EnsembleConfig};
+use zkdst_sim::recorder::Recorder;
+use zkdst_sim::runner::run_seed;
+
+use crate::nemesis::{self, ClientRegistry, DEFAULT_LATENCY};
+use crate::plan::FaultPlan;
+use crate::scenario::{Recipe, Scenario};
+use crate::stats::{self, Stats};
+use crate::streams::stream_key;
+use crate::workload::{self, Shared};
+use crate::checks;
+
+/// The commit this binary was built from.
+pub const COMMIT: &str = env!("ZKDST_COMMIT");
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunVerdict {
+    Pass,
+    /// A checker found a violation, or the run itself failed (panic,
+    /// deadlock, no leader).
+    Fail,
+    /// No violation, but some checker could not decide.
+    Unknown,
+}
+
+/// Everything a run produced.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    pub scenario: String,
+    pub seed: u64,
+    pub history: History,
+    pub results: Vec<CheckResult>,
+    pub verdict: RunVerdict,
+    /// Failure of the run itself (panic, no initial leader), if any.
+    pub error: Option<String>,
+    pub plan: FaultPlan,
+    pub stats: Stats,
+    pub fingerprint: u64,
+    pub wall: Duration,
+}
+
+impl RunOutcome {
+    /// The checkers (or `run`) that failed, sorted.
+    pub fn failed_checks(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .results
+            .iter()
+            .filter(|r| r.verdict == Verdict::Violation)
+            .map(|r| r.checker.clone())
+            .collect();
+        if self.error.is_some() {
+            v.push("run".into());
+        }
+        v.sort();
+        v
+    }
+
+    /// The violation kinds found.
+    pub fn violation_kinds(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .results
+            .iter()
+            .flat_map(|r| r.violations.iter().map(move |x| format!("{}:{}", r.checker, x.kind)))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
+/// The one line that replays a run.
+pub fn repro_line(path: &Path, scenario: &Scenario, seed: u64, plan: &FaultPlan) -> String {
+    format!(
+        "zkdst replay {} --seed {seed}  # commit {COMMIT}, scenario {}, plan {}",
+        path.display(),
+        scenario.hash(),
+        plan.hash()
+    )
+}
+
+struct SimResult {
+    history: History,
+    stats: Stats,
+    error: Option<String>,
+}
+
+/// Runs `scenario` under `seed`, with `plan` or the seed's own plan.
+pub fn run(scenario: &Scenario, seed: u64, plan: Option<&FaultPlan>) -> RunOutcome {
+    let started = std::time::Instant::now();
+    let plan = plan.cloned().unwrap_or_else(|| FaultPlan::generate(scenario, seed));
+    let sc = Arc::new(scenario.clone());
+    let (s2, p2) = (sc.clone(), plan.clone());
+    let limit = Duration::from_secs(
+        60 + scenario.workload.duration_s + scenario.workload.liveness_s + scenario.check.params.liveness_bound_ms / 1000 + 300,
+    );
+    let sim = run_seed(stream_key(seed, "scheduler"), Some(limit), move || simulate(s2, seed, p2));
+    let sim = match sim {
+        Ok(s) => s,
+        Err(e) => SimResult {
+            history: History::new(),
+            stats: Stats::default(),
+            error: Some(e.to_string()),
+        },
+    };
+    finish(scenario, seed, plan, sim, started)
+}
+
+fn finish(scenario: &Scenario, seed: u64, plan: FaultPlan, sim: SimResult, started: std::time::Instant) -> RunOutcome {
+    let SimResult {
+        history,
+        mut stats,
+        error,
+    } = sim;
+    let mut results = Vec::new();
+    if error.is_none() {
+        let params = &scenario.check.params;
+        let ops = history.operations().unwrap_or_default();
+        stats::analyse(&history, &ops, &mut stats);
+        for name in &scenario.check.checkers {
+            let r = match name.as_str() {
+                "progress" => checks::progress(&history, &ops, params, scenario.check.min_progress),
+                "semaphore" => checks::semaphore(&history, &ops, scenario.workload.permits),
+                other => match properties::run(other, &history, params) {
+                    Ok(r) => r,
+                    Err(e) => CheckResult::unknown(other, e.to_string()),
+                },
+            };
+            results.push(r);
+        }
+        if !scenario.check.checkers.iter().any(|c| c == "progress") {
+            results.push(checks::progress(&history, &ops, params, scenario.check.min_progress));
+        }
+    }
+    let verdict = if error.is_some() || results.iter().any(|r| r.verdict == Verdict::Violation) {
+        RunVerdict::Fail
+    } else if results.iter().any(|r| r.verdict == Verdict::Unknown) {
+        RunVerdict::Unknown
+    } else {
+        RunVerdict::Pass
+    };
+    RunOutcome {
+        scenario: scenario.name.clone(),
+        seed,
+        fingerprint: history.fingerprint(),
+        history,
+        results,
+        verdict,
+        error,
+        plan,
+        stats,
+        wall: started.elapsed(),
+    }
+}
+
+async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan) -> SimResult {
+    let rec = Recorder::new();
+    rec.set_meta("scenario", sc.name.clone());
+    rec.set_meta("seed", seed.to_string());
+    rec.set_meta("plan", plan.hash());
+    let cfg = EnsembleConfig {
+        servers: sc.ensemble.servers,
+        tick_ms: sc.ensemble.tick_ms,
+        ..Default::default()
+    };
+    let mut c = Cluster::start(cfg, rec.clone(), stream_key(seed, "topology"));
+    let mut stats = Stats::default();
+    if c.wait_for_leader(Duration::from_secs(60)).await.is_none() {
+        c.shutdown();
+        madsim::time::sleep(Duration::from_millis(1)).await;
+        return SimResult {
+            history: rec.history(),
+            stats,
+            error: Some("no leader elected within 60 s of the start".into()),
+        };
+    }
+    let t0 = madsim::time::Instant::now();
+    rec.set_meta("workload_start", rec.now_ns().to_string());
+    let fault_ms = sc.fault_phase_ms();
+    let stop = t0 + Duration::from_millis(fault_ms + sc.workload.liveness_s * 1000);
+    let registry: ClientRegistry = Arc::new(Mutex::new(BTreeMap::new()));
+    let shared = Arc::new(Shared::default());
+    let workers = workload::spawn(&mut c, &sc, seed, plan.max_ops_per_client, stop, &registry, &shared);
+
+    nemesis::run_plan(&mut c, &plan, &registry, t0, fault_ms, &mut stats).await;
+    c.heal_all();
+    if stats.get("fault.latency-spike") > 0 {
+        c.set_latency(DEFAULT_LATENCY.0, DEFAULT_LATENCY.1);
+    }
+    rec.set_meta("healed_at", rec.now_ns().to_string());
+
+    // Liveness phase: the workload runs on until `stop`; then every worker
+    // must finish its last operation within the liveness bound.
+    let deadline = stop + Duration::from_millis(sc.check.params.liveness_bound_ms + 2000);
+    let mut stuck = 0;
+    for w in workers {
+        let now = madsim::time::Instant::now();
+        let left = deadline.saturating_duration_since(now);
+        if madsim::time::timeout(left, w).await.is_err() {
+            stuck += 1;
+        }
+    }
+    if stuck > 0 {
+        stats.add("workers-stuck", stuck);
+        let now = madsim::time::Instant::now();
+        if deadline > now {
+            madsim::time::sleep(deadline - now).await;
+        }
+    }
+    rec.note(None, "end of run");
+    c.shutdown();
+    madsim::time::sleep(Duration::from_millis(1)).await;
+    registry.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    let _ = Recipe::ALL;
+    SimResult {
+        history: rec.history(),
+        stats,
+        error: None,
+    }
+}

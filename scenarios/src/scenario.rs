@@ -1,0 +1,429 @@
+//! Scenario files: what to run (ensemble, clients, recipe and workload),
+//! which faults to inject, which checkers judge the history, and which seeds
+//! to run by default. TOML, every field but `name` and `workload.recipe`
+//! defaulted; unknown fields are errors that name the field.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use zkdst_checker::Params;
+
+use crate::plan::{FaultKind, TimedFault};
+
+/// A scenario as written in its file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub ensemble: Ensemble,
+    pub workload: Workload,
+    #[serde(default)]
+    pub faults: Faults,
+    #[serde(default)]
+    pub check: Check,
+    #[serde(default)]
+    pub seeds: Seeds,
+    #[serde(default)]
+    pub expect: Expect,
+}
+
+/// The ensemble and its clients.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Ensemble {
+    pub servers: u32,
+    /// ZooKeeper's tickTime.
+    pub tick_ms: u64,
+    /// The session timeout every client asks for.
+    pub session_timeout_ms: u32,
+    /// Number of client nodes running the workload.
+    pub clients: u32,
+}
+
+impl Default for Ensemble {
+    fn default() -> Self {
+        Ensemble {
+            servers: 3,
+            tick_ms: 500,
+            session_timeout_ms: 4000,
+            clients: 5,
+        }
+    }
+}
+
+/// The recipe under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Recipe {
+    /// No recipe: raw ZooKeeper calls (service-level scenarios).
+    Ensemble,
+    Lock,
+    Rwlock,
+    Semaphore,
+    Queue,
+    PriorityQueue,
+    Election,
+    LeaderLatch,
+    Barrier,
+    DoubleBarrier,
+    Counter,
+    Membership,
+    Config,
+    TwoPhaseCommit,
+}
+
+impl Recipe {
+    pub const ALL: [Recipe; 14] = [
+        Recipe::Ensemble,
+        Recipe::Lock,
+        Recipe::Rwlock,
+        Recipe::Semaphore,
+        Recipe::Queue,
+        Recipe::PriorityQueue,
+        Recipe::Election,
+        Recipe::LeaderLatch,
+        Recipe::Barrier,
+        Recipe::DoubleBarrier,
+        Recipe::Counter,
+        Recipe::Membership,
+        Recipe::Config,
+        Recipe::TwoPhaseCommit,
+    ];
+}
+
+/// How a queue consumer takes items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Consumer {
+    #[default]
+    AtMostOnce,
+    AtLeastOnce,
+}
+
+/// The workload: which recipe, how hard, how long.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    pub recipe: Recipe,
+    /// Simulated seconds of workload under faults.
+    #[serde(default = "d_duration")]
+    pub duration_s: u64,
+    /// Simulated seconds the workload keeps running after everything healed
+    /// (the liveness phase).
+    #[serde(default = "d_liveness")]
+    pub liveness_s: u64,
+    /// Pause between a client's operations, ms (uniform in the range).
+    #[serde(default = "d_think")]
+    pub think_ms: [u64; 2],
+    /// How long a holder holds (lock, lease, leadership, claimed item), ms.
+    #[serde(default = "d_hold")]
+    pub hold_ms: [u64; 2],
+    /// At most this many recipe operations per client (None: unbounded).
+    #[serde(default)]
+    pub max_ops_per_client: Option<u64>,
+    /// Queue: how consumers take items.
+    #[serde(default)]
+    pub consumer: Consumer,
+    /// Queue: how many of the clients produce (the others consume).
+    #[serde(default)]
+    pub producers: Option<u32>,
+    /// Semaphore: number of leases.
+    #[serde(default = "d_permits")]
+    pub permits: u32,
+    /// Two-phase commit: probability a site votes commit.
+    #[serde(default = "d_commit_p")]
+    pub commit_probability: f64,
+}
+
+fn d_duration() -> u64 {
+    30
+}
+fn d_liveness() -> u64 {
+    10
+}
+fn d_think() -> [u64; 2] {
+    [5, 50]
+}
+fn d_hold() -> [u64; 2] {
+    [1, 40]
+}
+fn d_permits() -> u32 {
+    2
+}
+fn d_commit_p() -> f64 {
+    0.8
+}
+
+/// How faults are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultMode {
+    /// Per seed: each kind is enabled with its swarm probability, then
+    /// faults are drawn from the enabled kinds (TigerBeetle's swarm testing).
+    #[default]
+    Swarm,
+    /// The explicit `plan` below, for every seed.
+    Plan,
+    /// No faults.
+    None,
+}
+
+/// The faults of a scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Faults {
+    pub mode: FaultMode,
+    /// Time between two fault starts, ms.
+    pub interval_ms: [u64; 2],
+    /// How long a fault lasts before it is undone, ms.
+    pub duration_ms: [u64; 2],
+    /// Swarm: probability that each kind is enabled for a seed. Kinds not
+    /// listed are disabled.
+    pub swarm: BTreeMap<FaultKind, f64>,
+    /// Plan: the explicit timed faults.
+    pub plan: Vec<TimedFault>,
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Faults {
+            mode: FaultMode::Swarm,
+            interval_ms: [1000, 4000],
+            duration_ms: [500, 6000],
+            swarm: FaultKind::ALL.iter().map(|k| (*k, 0.5)).collect(),
+            plan: Vec::new(),
+        }
+    }
+}
+
+/// The judges.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Check {
+    /// Checker registry names (`zkdst list` shows them).
+    pub checkers: Vec<String>,
+    pub params: Params,
+    /// After the heal, at least this many recipe operations must succeed.
+    pub min_progress: u64,
+}
+
+impl Default for Check {
+    fn default() -> Self {
+        Check {
+            checkers: vec!["liveness".into()],
+            params: Params {
+                liveness_bound_ms: 20_000,
+                ..Params::default()
+            },
+            min_progress: 1,
+        }
+    }
+}
+
+/// The default seed range `start..start+count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Seeds {
+    pub start: u64,
+    pub count: u64,
+    /// Seeds the cargo test runs (fewer for heavy scenarios).
+    pub test_count: u64,
+}
+
+impl Default for Seeds {
+    fn default() -> Self {
+        Seeds {
+            start: 0,
+            count: 1000,
+            test_count: 50,
+        }
+    }
+}
+
+/// What a campaign must have exercised: stat name → minimum total over the
+/// campaign (e.g. `"fault.kill-leader" = 1`, `"expiry-while-holding" = 1`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Expect {
+    pub min: BTreeMap<String, u64>,
+}
+
+/// Why a scenario file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("{file}: cannot read: {message}")]
+    Io { file: String, message: String },
+    #[error("{file}: field `{field}`: {message}")]
+    Field { file: String, field: String, message: String },
+    #[error("{file}: {message}")]
+    Invalid { file: String, message: String },
+}
+
+impl Scenario {
+    /// Reads and validates a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::Io {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
+        Scenario::parse(&text, &file)
+    }
+
+    /// Parses scenario text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+        let de = toml::Deserializer::parse(text).map_err(|e| ScenarioError::Invalid {
+            file: file.to_string(),
+            message: e.to_string().trim().to_string(),
+        })?;
+        let s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let field = e.path().to_string();
+            let inner = e.into_inner();
+            ScenarioError::Field {
+                file: file.to_string(),
+                field,
+                message: inner.message().trim().to_string(),
+            }
+        })?;
+        s.validate(file)?;
+        Ok(s)
+    }
+
+    fn validate(&self, file: &str) -> Result<(), ScenarioError> {
+        let bad = |field: &str, message: String| ScenarioError::Field {
+            file: file.to_string(),
+            field: field.to_string(),
+            message,
+        };
+        let e = &self.ensemble;
+        if !(1..=9).contains(&e.servers) {
+            return Err(bad("ensemble.servers", format!("expected 1..=9 servers, found {}", e.servers)));
+        }
+        if e.clients == 0 || e.clients > 200 {
+            return Err(bad("ensemble.clients", format!("expected 1..=200 clients, found {}", e.clients)));
+        }
+        if e.tick_ms == 0 {
+            return Err(bad("ensemble.tick_ms", "expected a positive tick".into()));
+        }
+        if e.session_timeout_ms < 2 * e.tick_ms as u32 {
+            return Err(bad(
+                "ensemble.session_timeout_ms",
+                format!("expected at least 2 ticks ({} ms)", 2 * e.tick_ms),
+            ));
+        }
+        let range = |field: &str, r: [u64; 2]| {
+            if r[0] > r[1] {
+                Err(bad(field, format!("expected [min, max] with min <= max, found {r:?}")))
+            } else {
+                Ok(())
+            }
+        };
+        range("workload.think_ms", self.workload.think_ms)?;
+        range("workload.hold_ms", self.workload.hold_ms)?;
+        range("faults.interval_ms", self.faults.interval_ms)?;
+        range("faults.duration_ms", self.faults.duration_ms)?;
+        if self.faults.interval_ms[0] == 0 {
+            return Err(bad("faults.interval_ms", "expected a positive minimum interval".into()));
+        }
+        if self.workload.duration_s == 0 {
+            return Err(bad("workload.duration_s", "expected a positive duration".into()));
+        }
+        for (k, p) in &self.faults.swarm {
+            if !(0.0..=1.0).contains(p) {
+                return Err(bad(
+                    &format!("faults.swarm.{}", k.name()),
+                    format!("expected a probability in 0..=1, found {p}"),
+                ));
+            }
+        }
+        if !(0.0..=1.0).contains(&self.workload.commit_probability) {
+            return Err(bad("workload.commit_probability", "expected a probability in 0..=1".into()));
+        }
+        if self.faults.mode == FaultMode::Plan && self.faults.plan.is_empty() {
+            return Err(bad("faults.plan", "mode = \"plan\" needs at least one [[faults.plan]] entry".into()));
+        }
+        for (i, c) in self.check.checkers.iter().enumerate() {
+            if zkdst_checker::properties::lookup(c).is_err() && !crate::checks::LOCAL.contains(&c.as_str()) {
+                let mut known: Vec<&str> = zkdst_checker::properties::names();
+                known.extend(crate::checks::LOCAL);
+                return Err(bad(
+                    &format!("check.checkers[{i}]"),
+                    format!("unknown checker {c:?}; expected one of {}", known.join(", ")),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A stable hash of the scenario's content (for repro lines).
+    pub fn hash(&self) -> String {
+        short_hash(&serde_json::to_vec(self).unwrap_or_default())
+    }
+
+    /// Simulated time from the workload start to the heal.
+    pub fn fault_phase_ms(&self) -> u64 {
+        self.workload.duration_s * 1000
+    }
+}
+
+/// FNV-1a, 64 bits, as 16 hex digits.
+pub fn short_hash(bytes: &[u8]) -> String {
+    let h = bytes
+        .iter()
+        .fold(0xcbf29ce484222325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100000001b3));
+    format!("{h:016x}")
+}
+
+/// The scenario files shipped in `scenarios/` (next to this crate).
+pub fn shipped_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every shipped scenario file, sorted by name.
+pub fn shipped() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(shipped_dir())
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml") && p.file_name().is_some_and(|n| n != "Cargo.toml"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: &str = "name = \"x\"\n[workload]\nrecipe = \"lock\"\n";
+
+    #[test]
+    fn minimal_file_gets_defaults() {
+        let s = Scenario::parse(MIN, "x.toml").unwrap();
+        assert_eq!(s.ensemble.servers, 3);
+        assert_eq!(s.workload.recipe, Recipe::Lock);
+        assert_eq!(s.faults.mode, FaultMode::Swarm);
+    }
+
+    #[test]
+    fn errors_name_file_and_field() {
+        let e = Scenario::parse(&format!("{MIN}[ensemble]\nservers = \"three\"\n"), "x.toml").unwrap_err();
+        let t = e.to_string();
+        assert!(t.starts_with("x.toml: field `ensemble.servers`"), "{t}");
+        assert!(t.contains("expected"), "{t}");
+        let e = Scenario::parse("name = \"x\"\n[workload]\nrecipe = \"lokc\"\n", "y.toml").unwrap_err();
+        let t = e.to_string();
+        assert!(t.contains("workload.recipe") && t.contains("lock"), "{t}");
+        let e = Scenario::parse(&format!("{MIN}[check]\ncheckers = [\"mutex\", \"mutexx\"]\n"), "z.toml").unwrap_err();
+        assert!(e.to_string().contains("check.checkers[1]"), "{e}");
+        let e = Scenario::parse(&format!("{MIN}[faults.swarm]\nkill-leader = 2.0\n"), "z.toml").unwrap_err();
+        assert!(e.to_string().contains("faults.swarm.kill-leader"), "{e}");
+        let e = Scenario::parse(&format!("{MIN}[check.params]\nfifoo = true\n"), "z.toml").unwrap_err();
+        assert!(e.to_string().contains("check.params"), "{e}");
+    }
+}

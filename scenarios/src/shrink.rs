@@ -1,0 +1,91 @@
+//! Shrinking a failing run: delta debugging (ddmin) over the fault plan's
+//! faults, then halving the workload size, keeping every step that still
+//! fails the same check. The result is an explicit plan for `replay --plan`.
+
+use crate::plan::FaultPlan;
+use crate::runner::{run, RunVerdict};
+use crate::scenario::Scenario;
+
+/// A shrunk plan.
+#[derive(Debug, Clone)]
+pub struct Shrunk {
+    pub plan: FaultPlan,
+    pub original_faults: usize,
+    /// The checks the shrunk plan still fails.
+    pub checks: Vec<String>,
+    /// Runs spent.
+    pub runs: usize,
+}
+
+/// Shrinks the failure of `seed`; `None` if the seed passes.
+pub fn shrink(scenario: &Scenario, seed: u64, mut log: impl FnMut(String)) -> Option<Shrunk> {
+    let first = run(scenario, seed, None);
+    if first.verdict != RunVerdict::Fail {
+        return None;
+    }
+    let target = first.failed_checks();
+    let original_faults = first.plan.faults.len();
+    log(format!("seed {seed} fails {}; {} faults", target.join(","), original_faults));
+    let mut runs = 1;
+    let mut fails = |p: &FaultPlan| {
+        runs += 1;
+        let o = run(scenario, seed, Some(p));
+        o.verdict == RunVerdict::Fail && target.iter().all(|c| o.failed_checks().contains(c))
+    };
+    let mut plan = first.plan.clone();
+    // ddmin over the faults.
+    let mut n = 2usize;
+    while plan.faults.len() >= 2 {
+        let len = plan.faults.len();
+        let chunk = len.div_ceil(n);
+        let mut reduced = false;
+        for i in 0..n {
+            let (a, b) = (i * chunk, ((i + 1) * chunk).min(len));
+            if a >= b {
+                continue;
+            }
+            // Try the complement of chunk i.
+            let mut cand = plan.clone();
+            cand.faults = plan.faults[..a].iter().chain(&plan.faults[b..]).cloned().collect();
+            if fails(&cand) {
+                log(format!("  {} -> {} faults", len, cand.faults.len()));
+                plan = cand;
+                n = (n - 1).max(2);
+                reduced = true;
+                break;
+            }
+        }
+        if !reduced {
+            if n >= len {
+                break;
+            }
+            n = (n * 2).min(len);
+        }
+    }
+    if plan.faults.len() == 1 {
+        let mut cand = plan.clone();
+        cand.faults.clear();
+        if fails(&cand) {
+            plan = cand;
+        }
+    }
+    // Shrink the workload: halve the per-client op cap while it still fails.
+    let mut cap = plan.max_ops_per_client.unwrap_or(256);
+    while cap > 1 {
+        let mut cand = plan.clone();
+        cand.max_ops_per_client = Some(cap / 2);
+        if fails(&cand) {
+            log(format!("  workload capped at {} ops per client", cap / 2));
+            plan = cand;
+            cap /= 2;
+        } else {
+            break;
+        }
+    }
+    Some(Shrunk {
+        plan,
+        original_faults,
+        checks: target,
+        runs,
+    })
+}

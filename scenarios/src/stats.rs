@@ -1,0 +1,143 @@
+//! What a run exercised: faults that fired, and interesting things found in
+//! the history afterwards (ConnectionLoss during a create, a session expiry
+//! while holding a lock, a leader change in the middle of a recipe
+//! operation ...). Summed over a campaign, they show what a fuzz run
+//! actually tested; a scenario's `[expect] min` demands a minimum.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use zkdst_checker::history::{Event, History, Op, Operation, Outcome, Time};
+
+/// Named counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Stats(pub BTreeMap<String, u64>);
+
+impl Stats {
+    pub fn add(&mut self, key: &str, n: u64) {
+        *self.0.entry(key.to_string()).or_insert(0) += n;
+    }
+
+    pub fn get(&self, key: &str) -> u64 {
+        self.0.get(key).copied().unwrap_or(0)
+    }
+
+    pub fn merge(&mut self, other: &Stats) {
+        for (k, v) in &other.0 {
+            self.add(k, *v);
+        }
+    }
+
+    /// The demanded minimums not met: (stat, wanted, got).
+    pub fn unmet(&self, min: &BTreeMap<String, u64>) -> Vec<(String, u64, u64)> {
+        min.iter()
+            .filter(|(k, v)| self.get(k) < **v)
+            .map(|(k, v)| (k.clone(), *v, self.get(k)))
+            .collect()
+    }
+}
+
+/// True for ops a recipe workload records (not raw ZooKeeper calls).
+pub fn is_recipe_op(op: &Op) -> bool {
+    !matches!(
+        op,
+        Op::Create { .. }
+            | Op::Delete { .. }
+            | Op::SetData { .. }
+            | Op::Check { .. }
+            | Op::GetData { .. }
+            | Op::Exists { .. }
+            | Op::GetChildren { .. }
+            | Op::Sync { .. }
+            | Op::Multi { .. }
+            | Op::AddWatch { .. }
+            | Op::CloseSession
+    )
+}
+
+fn is_create(op: &Op) -> bool {
+    match op {
+        Op::Create { .. } => true,
+        Op::Multi { ops } => ops.iter().any(is_create),
+        _ => false,
+    }
+}
+
+/// Counts the interesting events of a history into `stats`.
+pub fn analyse(h: &History, ops: &[Operation], stats: &mut Stats) {
+    let mut epochs: Vec<(Time, i64)> = Vec::new();
+    for e in &h.events {
+        match e {
+            Event::Commit { time, zxid, .. } => {
+                let epoch = zxid >> 32;
+                if epochs.last().is_none_or(|(_, ep)| *ep != epoch) {
+                    epochs.push((*time, epoch));
+                }
+            }
+            Event::Session { state, .. } => stats.add(&format!("session.{state}"), 1),
+            _ => {}
+        }
+    }
+    stats.add("leader-epochs", epochs.len() as u64);
+    let epoch_at = |t: Time| {
+        let i = epochs.partition_point(|(et, _)| *et <= t);
+        if i == 0 {
+            -1
+        } else {
+            epochs[i - 1].1
+        }
+    };
+    let mut recipe_ops = 0;
+    for o in ops {
+        let recipe = is_recipe_op(&o.op);
+        match &o.outcome {
+            Some(Outcome::Info { .. }) if is_create(&o.op) => stats.add("connloss-during-create", 1),
+            Some(Outcome::Info { .. }) if !recipe => stats.add("zk-indeterminate", 1),
+            Some(Outcome::Info { .. }) => stats.add("recipe-ambiguous", 1),
+            _ => {}
+        }
+        if recipe {
+            recipe_ops += 1;
+            if let Some(done) = o.completed {
+                if epoch_at(o.invoked) != epoch_at(done) {
+                    stats.add("leader-change-mid-op", 1);
+                }
+            }
+        }
+    }
+    stats.add("recipe-ops", recipe_ops);
+    // Expiry while holding: a session of a client that held a lock /
+    // lease / leadership (acquired, not yet released) expired.
+    for e in &h.events {
+        let Event::Session {
+            time,
+            client,
+            session,
+            state,
+            ..
+        } = e
+        else {
+            continue;
+        };
+        if state != "expired" {
+            continue;
+        }
+        let holding = ops.iter().any(|a| {
+            a.client == *client
+                && a.session == Some(*session)
+                && matches!(a.op, Op::Acquire { .. } | Op::Campaign { .. } | Op::Acquired { .. })
+                && matches!(a.outcome, Some(Outcome::Ok { .. }))
+                && a.completed.is_some_and(|t| t <= *time)
+                && !ops.iter().any(|r| {
+                    r.client == *client
+                        && matches!(r.op, Op::Release { .. } | Op::Resign { .. } | Op::Returned { .. })
+                        && r.invoked >= a.completed.unwrap_or(0)
+                        && r.invoked <= *time
+                })
+        });
+        if holding {
+            stats.add("expiry-while-holding", 1);
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! Barriers. Single: client 0 sets a barrier, holds it up a while and
+//! removes it; the others wait on it. Double: every client enters, works and
+//! leaves, round after round; client 0 decides the last round (outside
+//! ZooKeeper) so that nobody enters a round the others will not.
+
+use std::time::Duration;
+
+use rand::Rng;
+use zkdst_checker::history::{Op, Value};
+use zkdst_recipes::barrier::{Barrier, DoubleBarrier};
+
+use super::Env;
+
+fn name(k: i64) -> String {
+    format!("/barriers/b{k}")
+}
+
+pub async fn single(mut env: Env) {
+    let mut zk = env.connect();
+    let mut ctx = env.ctx(zk.clone());
+    if env.id == 0 {
+        let mut k = 0;
+        while env.running() {
+            env.renew(&mut zk, &mut ctx);
+            k += 1;
+            let b = Barrier::new(ctx.clone(), name(k));
+            let id = env.invoke(Some(&zk), Op::BarrierSet { barrier: name(k) });
+            match b.set().await {
+                Ok(()) => env.ok(id, Value::Unit),
+                Err(e) => env.err(id, &e),
+            }
+            env.shared.set_round("barrier", k);
+            let up = env.rng.gen_range(50..800);
+            madsim::time::sleep(Duration::from_millis(up)).await;
+            // Removal must succeed eventually, or the waiters hang.
+            loop {
+                env.renew(&mut zk, &mut ctx);
+                let b = Barrier::new(ctx.clone(), name(k));
+                let id = env.invoke(Some(&zk), Op::BarrierRemove { barrier: name(k) });
+                match b.remove().await {
+                    Ok(()) => {
+                        env.ok(id, Value::Unit);
+                        break;
+                    }
+                    Err(e) => env.err(id, &e),
+                }
+                madsim::time::sleep(Duration::from_millis(100)).await;
+            }
+            env.think().await;
+        }
+        return;
+    }
+    let mut last = 0;
+    while env.running() {
+        env.renew(&mut zk, &mut ctx);
+        let k = env.shared.round("barrier");
+        if k > last {
+            last = k;
+            let b = Barrier::new(ctx.clone(), name(k));
+            let id = env.invoke(Some(&zk), Op::BarrierWait { barrier: name(k) });
+            match b.wait().await {
+                Ok(()) => env.ok(id, Value::Unit),
+                Err(e) => env.err(id, &e),
+            }
+        }
+        env.think().await;
+    }
+}
+
+pub async fn double(mut env: Env) {
+    const DIR: &str = "/barriers/double";
+    let n = env.clients as usize;
+    let zk = env.connect();
+    let ctx = env.ctx(zk.clone());
+    let mut b = DoubleBarrier::new(ctx.clone(), DIR, n);
+    let mut k: i64 = 0;
+    loop {
+        k += 1;
+        let id = env.invoke(Some(&zk), Op::BarrierEnter { barrier: DIR.into() });
+        match b.enter().await {
+            Ok(()) => env.ok(id, Value::Unit),
+            Err(e) => {
+                // The round cannot be finished with this session.
+                env.err(id, &e);
+                return;
+            }
+        }
+        if env.id == 0 && !env.running() {
+            env.shared.set_round("double-last", k);
+        }
+        env.hold().await;
+        let id = env.invoke(Some(&zk), Op::BarrierLeave { barrier: DIR.into() });
+        match b.leave().await {
+            Ok(()) => env.ok(id, Value::Unit),
+            Err(e) => {
+                env.err(id, &e);
+                return;
+            }
+        }
+        let last = env.shared.round("double-last");
+        if last > 0 && k >= last {
+            return;
+        }
+        env.think().await;
+    }
+}

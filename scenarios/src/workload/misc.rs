@@ -1,0 +1,360 @@
+//! Elections, leader latches, counters, group membership, watched
+//! configuration and two-phase commit.
+
+use std::time::Duration;
+
+use madsim::time::Instant;
+use rand::Rng;
+use zkdst_checker::history::{Op, Value};
+use zkdst_recipes::config::{publish, WatchedValue};
+use zkdst_recipes::counter::Counter;
+use zkdst_recipes::election::{Election, LeaderLatch};
+use zkdst_recipes::membership::GroupMember;
+use zkdst_recipes::two_phase::{Coordinator, Decision, Site};
+use zkdst_sim::client::SimClient;
+use zkdst_sim::runtime::SimRuntime;
+
+use super::Env;
+
+const ELECTION: &str = "/elections/e";
+
+/// A leader's action on the protected resource, recorded as `LeaderAct`.
+async fn act(env: &mut Env, zk: &SimClient, token: i64) {
+    let id = env.invoke(
+        Some(zk),
+        Op::LeaderAct {
+            election: ELECTION.into(),
+            token,
+        },
+    );
+    env.ops -= 1;
+    let ms = env.between([1, 3]);
+    madsim::time::sleep(Duration::from_millis(ms)).await;
+    if env.shared.resource.write(ELECTION, token) {
+        env.ok(id, Value::Unit);
+    } else {
+        env.ok(
+            id,
+            Value::Error {
+                code: "StaleToken".into(),
+                results: Vec::new(),
+            },
+        );
+    }
+}
+
+pub async fn election(mut env: Env) {
+    let mut zk = env.connect();
+    let mut ctx = env.ctx(zk.clone());
+    while env.running() {
+        env.renew(&mut zk, &mut ctx);
+        let e = Election::new(ctx.clone(), ELECTION);
+        let id = env.invoke(
+            Some(&zk),
+            Op::Campaign {
+                election: ELECTION.into(),
+            },
+        );
+        match e.campaign(format!("client{}", env.id).as_bytes()).await {
+            Ok(l) => {
+                let token = l.token();
+                env.ok(id, Value::Token { token });
+                for _ in 0..env.rng.gen_range(1..=3) {
+                    if !l.is_leader() {
+                        break;
+                    }
+                    act(&mut env, &zk, token).await;
+                    env.hold().await;
+                }
+                let rid = env.invoke(
+                    Some(&zk),
+                    Op::Resign {
+                        election: ELECTION.into(),
+                    },
+                );
+                match l.resign().await {
+                    Ok(_) => env.ok(rid, Value::Unit),
+                    Err(e) => env.err(rid, &e),
+                }
+            }
+            Err(e) => env.err(id, &e),
+        }
+        env.think().await;
+    }
+}
+
+pub async fn leader_latch(mut env: Env) {
+    let mut zk = env.connect();
+    let mut ctx = env.ctx(zk.clone());
+    let grace = Duration::from_millis(env.session_timeout_ms as u64 / 3);
+    while env.running() {
+        env.renew(&mut zk, &mut ctx);
+        let latch = LeaderLatch::start(&ctx, ELECTION, format!("client{}", env.id).into_bytes(), grace);
+        let id = env.invoke(
+            Some(&zk),
+            Op::Campaign {
+                election: ELECTION.into(),
+            },
+        );
+        match latch.leadership().await {
+            Ok(token) => {
+                env.ok(id, Value::Token { token });
+                for _ in 0..env.rng.gen_range(1..=3) {
+                    if latch.token() != Some(token) {
+                        break;
+                    }
+                    act(&mut env, &zk, token).await;
+                    env.hold().await;
+                }
+                let rid = env.invoke(
+                    Some(&zk),
+                    Op::Resign {
+                        election: ELECTION.into(),
+                    },
+                );
+                latch.close();
+                env.ok(rid, Value::Unit);
+            }
+            Err(e) => env.err(id, &e),
+        }
+        env.think().await;
+    }
+}
+
+pub async fn counter(mut env: Env) {
+    const C: &str = "/counters/c";
+    let mut zk = env.connect();
+    let mut ctx = env.ctx(zk.clone());
+    while env.running() {
+        env.renew(&mut zk, &mut ctx);
+        let c = Counter::new(ctx.clone(), C);
+        if env.rng.gen_bool(0.7) {
+            let id = env.invoke(
+                Some(&zk),
+                Op::Increment {
+                    counter: C.into(),
+                    delta: 1,
+                },
+            );
+            match c.increment().await {
+                Ok(v) => env.ok(id, Value::Int { value: v }),
+                Err(e) => env.err(id, &e),
+            }
+        } else {
+            let id = env.invoke(Some(&zk), Op::CounterRead { counter: C.into() });
+            match c.get().await {
+                Ok((v, _)) => env.ok(id, Value::Int { value: v }),
+                Err(e) => env.err(id, &e),
+            }
+        }
+        env.think().await;
+    }
+}
+
+/// Waits until every client reached the final phase (or a deadline), then
+/// for the views to settle.
+async fn final_barrier(env: &Env, key: &str) {
+    let n = env.shared.round(key);
+    env.shared.set_round(key, n + 1);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while env.shared.round(key) < env.clients as i64 && Instant::now() < deadline {
+        madsim::time::sleep(Duration::from_millis(50)).await;
+    }
+    madsim::time::sleep(Duration::from_millis(env.session_timeout_ms as u64 * 2)).await;
+}
+
+pub async fn membership(mut env: Env) {
+    const G: &str = "/groups/g";
+    let me = format!("m{}", env.id);
+    let mut member: Option<GroupMember> = None;
+    let members = |env: &mut Env, m: &GroupMember| {
+        let id = env.invoke(None, Op::Members { group: G.into() });
+        match m.view() {
+            Some(v) => env.ok(id, Value::Names { names: v.members }),
+            None => env.fail(id, "no view yet"),
+        }
+    };
+    while env.running() {
+        match member.take() {
+            None => {
+                let m = GroupMember::join(env.connector(), SimRuntime::new(), G, &me, Vec::new());
+                let id = env.invoke(
+                    None,
+                    Op::Join {
+                        group: G.into(),
+                        member: me.clone(),
+                    },
+                );
+                m.joined().await;
+                env.ok(id, Value::Unit);
+                member = Some(m);
+            }
+            Some(m) => {
+                if env.rng.gen_bool(0.2) {
+                    let id = env.invoke(
+                        None,
+                        Op::Leave {
+                            group: G.into(),
+                            member: me.clone(),
+                        },
+                    );
+                    m.leave();
+                    env.ok(id, Value::Unit);
+                } else {
+                    members(&mut env, &m);
+                    member = Some(m);
+                }
+            }
+        }
+        let ms = env.between([100, 1500]);
+        madsim::time::sleep(Duration::from_millis(ms)).await;
+    }
+    let m = match member {
+        Some(m) => m,
+        None => {
+            let m = GroupMember::join(env.connector(), SimRuntime::new(), G, &me, Vec::new());
+            let id = env.invoke(
+                None,
+                Op::Join {
+                    group: G.into(),
+                    member: me.clone(),
+                },
+            );
+            m.joined().await;
+            env.ok(id, Value::Unit);
+            m
+        }
+    };
+    final_barrier(&env, "members-final").await;
+    members(&mut env, &m);
+}
+
+pub async fn config(mut env: Env) {
+    const KEY: &str = "/config/key";
+    let mut zk = env.connect();
+    let mut ctx = env.ctx(zk.clone());
+    let watched = WatchedValue::start(env.connector(), SimRuntime::new(), KEY);
+    let mut n = 0;
+    let get = |env: &mut Env, w: &WatchedValue| {
+        let id = env.invoke(None, Op::ConfigGet { key: KEY.into() });
+        match w.get() {
+            Some(v) => env.ok(
+                id,
+                Value::Versioned {
+                    value: v.data.map(|d| String::from_utf8_lossy(&d).into_owned()),
+                    version: v.version as i64,
+                },
+            ),
+            None => env.fail(id, "no value read yet"),
+        }
+    };
+    while env.running() {
+        env.renew(&mut zk, &mut ctx);
+        if env.rng.gen_bool(0.3) {
+            n += 1;
+            let value = format!("c{}-{n}", env.id);
+            let id = env.invoke(
+                Some(&zk),
+                Op::ConfigSet {
+                    key: KEY.into(),
+                    value: value.clone(),
+                },
+            );
+            match publish(&ctx, KEY, value.as_bytes(), None).await {
+                Ok(_) => env.ok(id, Value::Unit),
+                Err(e) => env.err(id, &e),
+            }
+        } else {
+            get(&mut env, &watched);
+        }
+        env.think().await;
+    }
+    final_barrier(&env, "config-final").await;
+    get(&mut env, &watched);
+}
+
+pub async fn two_phase(mut env: Env) {
+    const ROOT: &str = "/tx";
+    let nsites = (env.clients.saturating_sub(1)).clamp(1, 4);
+    let sites: Vec<String> = (1..=nsites).map(|i| format!("s{i}")).collect();
+    let mut zk = env.connect();
+    let mut ctx = env.ctx(zk.clone());
+    if env.id == 0 {
+        let mut k = 0;
+        while env.running() {
+            env.renew(&mut zk, &mut ctx);
+            k += 1;
+            let tx = format!("t{k}");
+            let names: Vec<&str> = sites.iter().map(String::as_str).collect();
+            let coord = match Coordinator::begin(ctx.clone(), ROOT, &tx, &names).await {
+                Ok(c) => c,
+                Err(_) => {
+                    env.think().await;
+                    continue;
+                }
+            };
+            env.shared.set_round("tx", k);
+            // The coordinator is not a voting site: its decision is not
+            // recorded as a site's `Decide` (the checker would count it as a
+            // site that never voted); the sites record what they learn.
+            let _ = coord.decide(Duration::from_secs(3)).await;
+            // Let the sites finish the round.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while env.shared.round(&format!("done-{k}")) < nsites as i64 && Instant::now() < deadline {
+                madsim::time::sleep(Duration::from_millis(20)).await;
+            }
+            env.think().await;
+        }
+        env.shared.set_round("tx-stop", 1);
+        return;
+    }
+    if env.id > nsites {
+        return;
+    }
+    let site = format!("s{}", env.id);
+    let mut last = 0;
+    while env.shared.round("tx-stop") == 0 {
+        let k = env.shared.round("tx");
+        if k <= last {
+            madsim::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        }
+        last = k;
+        env.renew(&mut zk, &mut ctx);
+        let tx = format!("t{k}");
+        if let Ok(s) = Site::join(ctx.clone(), ROOT, &tx, &site).await {
+            let commit = env.rng.gen_bool(env.scenario.workload.commit_probability);
+            let id = env.invoke(
+                Some(&zk),
+                Op::Vote {
+                    txn: tx.clone(),
+                    site: site.clone(),
+                    commit,
+                },
+            );
+            let vote = if commit { Decision::Commit } else { Decision::Abort };
+            match s.vote(vote).await {
+                Ok(()) => env.ok(id, Value::Unit),
+                Err(e) => env.err(id, &e),
+            }
+            let id = env.invoke(
+                Some(&zk),
+                Op::Decide {
+                    txn: tx.clone(),
+                    site: site.clone(),
+                },
+            );
+            match s.decision().await {
+                Ok(d) => env.ok(
+                    id,
+                    Value::Bool {
+                        value: d == Decision::Commit,
+                    },
+                ),
+                Err(e) => env.err(id, &e),
+            }
+        }
+        let d = env.shared.round(&format!("done-{k}"));
+        env.shared.set_round(&format!("done-{k}"), d + 1);
+    }
+}

@@ -1,0 +1,259 @@
+//! Workload drivers: for every recipe, client loops that run on client
+//! nodes (so a paused or partitioned client really stops) and record
+//! recipe-level operations in the history for the checkers.
+
+mod barrier;
+mod ensemble;
+mod locks;
+mod misc;
+mod queue;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use madsim::task::JoinHandle;
+use madsim::time::Instant;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use zkdst_checker::history::{Op, OpId, Outcome, Value};
+use zkdst_recipes::zk::ZkClient;
+use zkdst_recipes::{Ctx, RecipeError};
+use zkdst_sim::client::{ClientConfig, SimClient};
+use zkdst_sim::cluster::Cluster;
+use zkdst_sim::recorder::Recorder;
+use zkdst_sim::runtime::SimRuntime;
+
+use crate::nemesis::ClientRegistry;
+use crate::scenario::{Recipe, Scenario};
+use crate::streams::stream;
+
+pub type SimCtx = Ctx<SimClient, SimRuntime>;
+
+/// A protected resource outside ZooKeeper that rejects stale fencing
+/// tokens (the highest token it accepted so far, per resource name).
+#[derive(Debug, Default)]
+pub struct Resource {
+    highest: Mutex<BTreeMap<String, i64>>,
+}
+
+impl Resource {
+    /// Accepts `token` unless a newer one was accepted before.
+    pub fn write(&self, name: &str, token: i64) -> bool {
+        let mut h = self.highest.lock().unwrap_or_else(|e| e.into_inner());
+        let e = h.entry(name.to_string()).or_insert(i64::MIN);
+        if token >= *e {
+            *e = token;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// State shared by the clients of one run (never observable by ZooKeeper).
+#[derive(Debug, Default)]
+pub struct Shared {
+    pub resource: Resource,
+    /// Coordination between workload clients outside ZooKeeper (rounds of
+    /// a barrier or a transaction).
+    pub round: Mutex<BTreeMap<String, i64>>,
+}
+
+impl Shared {
+    pub fn round(&self, key: &str) -> i64 {
+        *self.round.lock().unwrap_or_else(|e| e.into_inner()).get(key).unwrap_or(&0)
+    }
+    pub fn set_round(&self, key: &str, v: i64) {
+        self.round.lock().unwrap_or_else(|e| e.into_inner()).insert(key.to_string(), v);
+    }
+}
+
+/// One client's view of the run.
+pub struct Env {
+    pub id: u32,
+    pub rec: Recorder,
+    pub servers: Vec<u32>,
+    pub session_timeout_ms: i32,
+    pub clients: u32,
+    /// No new operations after this instant.
+    pub stop: Instant,
+    pub registry: ClientRegistry,
+    pub scenario: Arc<Scenario>,
+    pub max_ops: Option<u64>,
+    pub ops: u64,
+    pub rng: ChaCha8Rng,
+    pub shared: Arc<Shared>,
+}
+
+impl Env {
+    /// A fresh session handle (registered for the nemesis's connection faults).
+    pub fn connect(&self) -> SimClient {
+        let zk = SimClient::connect(
+            ClientConfig {
+                id: self.id,
+                servers: self.servers.clone(),
+                session_timeout_ms: self.session_timeout_ms,
+            },
+            self.rec.clone(),
+        );
+        self.registry
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(self.id, zk.clone());
+        zk
+    }
+
+    /// A connect function for recipes that manage their own sessions.
+    pub fn connector(&self) -> impl Fn() -> std::future::Ready<zkdst_recipes::zk::ZkResult<SimClient>> + Send + Sync + 'static {
+        let cfg = ClientConfig {
+            id: self.id,
+            servers: self.servers.clone(),
+            session_timeout_ms: self.session_timeout_ms,
+        };
+        let rec = self.rec.clone();
+        let registry = self.registry.clone();
+        move || {
+            let zk = SimClient::connect(cfg.clone(), rec.clone());
+            registry
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(cfg.id, zk.clone());
+            std::future::ready(Ok(zk))
+        }
+    }
+
+    pub fn ctx(&self, zk: SimClient) -> SimCtx {
+        Ctx::new(zk, SimRuntime::new())
+    }
+
+    /// The workload may start another operation.
+    pub fn running(&self) -> bool {
+        Instant::now() < self.stop && self.max_ops.is_none_or(|m| self.ops < m)
+    }
+
+    pub fn invoke(&mut self, zk: Option<&SimClient>, op: Op) -> OpId {
+        self.ops += 1;
+        self.rec.invoke(self.id, zk.map(|z| z.session_id()), op)
+    }
+
+    pub fn ok(&self, id: OpId, value: Value) {
+        self.rec.complete(id, self.id, Outcome::Ok { value }, None);
+    }
+
+    /// A recipe error: the operation may or may not have taken effect.
+    pub fn err(&self, id: OpId, e: &RecipeError) {
+        self.rec.complete(id, self.id, Outcome::Info { error: e.to_string() }, None);
+    }
+
+    /// Definitely did not take effect.
+    pub fn fail(&self, id: OpId, why: &str) {
+        self.rec.complete(id, self.id, Outcome::Fail { error: why.to_string() }, None);
+    }
+
+    pub fn between(&mut self, r: [u64; 2]) -> u64 {
+        if r[0] >= r[1] {
+            r[0]
+        } else {
+            self.rng.gen_range(r[0]..=r[1])
+        }
+    }
+
+    pub async fn think(&mut self) {
+        let ms = self.between(self.scenario.workload.think_ms).max(1);
+        madsim::time::sleep(Duration::from_millis(ms)).await;
+    }
+
+    pub async fn hold(&mut self) {
+        let ms = self.between(self.scenario.workload.hold_ms).max(1);
+        madsim::time::sleep(Duration::from_millis(ms)).await;
+    }
+
+    /// A write to the protected resource (takes 1–3 ms), recorded.
+    pub async fn fenced_write(&mut self, zk: &SimClient, resource: &str, token: i64) -> bool {
+        let id = self.invoke(
+            Some(zk),
+            Op::FencedWrite {
+                resource: resource.to_string(),
+                token,
+            },
+        );
+        let ms = self.between([1, 3]);
+        madsim::time::sleep(Duration::from_millis(ms)).await;
+        let accepted = self.shared.resource.write(resource, token);
+        self.ops -= 1; // resource writes do not count against the workload size
+        if accepted {
+            self.ok(id, Value::Unit);
+        } else {
+            self.ok(
+                id,
+                Value::Error {
+                    code: "StaleToken".into(),
+                    results: Vec::new(),
+                },
+            );
+        }
+        accepted
+    }
+
+    /// Replaces a handle whose session ended.
+    pub fn renew(&self, zk: &mut SimClient, ctx: &mut SimCtx) {
+        if zk.state().is_terminal() {
+            *zk = self.connect();
+            *ctx = ctx.with_client(zk.clone());
+        }
+    }
+}
+
+/// Starts the workload's clients; returns their tasks.
+#[allow(clippy::too_many_arguments)]
+pub fn spawn(
+    c: &mut Cluster,
+    scenario: &Arc<Scenario>,
+    seed: u64,
+    max_ops: Option<u64>,
+    stop: Instant,
+    registry: &ClientRegistry,
+    shared: &Arc<Shared>,
+) -> Vec<JoinHandle<()>> {
+    let n = scenario.ensemble.clients;
+    let mut out = Vec::new();
+    for id in 0..n {
+        let env = Env {
+            id,
+            rec: c.recorder().clone(),
+            servers: c.server_ids(),
+            session_timeout_ms: scenario.ensemble.session_timeout_ms as i32,
+            clients: n,
+            stop,
+            registry: registry.clone(),
+            scenario: scenario.clone(),
+            max_ops,
+            ops: 0,
+            rng: stream(seed, &format!("workload/{id}")),
+            shared: shared.clone(),
+        };
+        let node = c.client_node(id);
+        let recipe = scenario.workload.recipe;
+        out.push(node.spawn(async move { run_client(recipe, env).await }));
+    }
+    out
+}
+
+async fn run_client(recipe: Recipe, env: Env) {
+    match recipe {
+        Recipe::Ensemble => ensemble::client(env).await,
+        Recipe::Lock => locks::lock(env).await,
+        Recipe::Rwlock => locks::rwlock(env).await,
+        Recipe::Semaphore => locks::semaphore(env).await,
+        Recipe::Queue | Recipe::PriorityQueue => queue::client(env, recipe == Recipe::PriorityQueue).await,
+        Recipe::Election => misc::election(env).await,
+        Recipe::LeaderLatch => misc::leader_latch(env).await,
+        Recipe::Barrier => barrier::single(env).await,
+        Recipe::DoubleBarrier => barrier::double(env).await,
+        Recipe::Counter => misc::counter(env).await,
+        Recipe::Membership => misc::membership(env).await,
+        Recipe::Config => misc::config(env).await,
+        Recipe::TwoPhaseCommit => misc::two_phase(env).await,
+    }
+}

@@ -1,0 +1,109 @@
+//! Queues: producers enqueue unique items (with random priorities for the
+//! priority queue); consumers take them (at-most-once: delete then
+//! process; at-least-once: claim, process, complete). After the workload
+//! stops, consumers drain the queue, so the checker may decide loss.
+
+use std::time::Duration;
+
+use rand::Rng;
+use zkdst_checker::history::{Op, Value};
+use zkdst_recipes::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, Queue, QueueItem};
+
+use super::Env;
+use crate::scenario::Consumer;
+
+const Q: &str = "/queues/q";
+
+fn producers(env: &Env) -> u32 {
+    env.scenario
+        .workload
+        .producers
+        .unwrap_or(env.clients.div_ceil(2))
+        .clamp(1, env.clients.saturating_sub(1).max(1))
+}
+
+pub async fn client(env: Env, priority: bool) {
+    if env.id < producers(&env) {
+        produce(env, priority).await
+    } else {
+        consume(env).await
+    }
+}
+
+async fn produce(mut env: Env, priority: bool) {
+    let mut zk = env.connect();
+    let mut ctx = env.ctx(zk.clone());
+    let mut n = 0;
+    while env.running() {
+        env.renew(&mut zk, &mut ctx);
+        n += 1;
+        let item = format!("p{}-{n}", env.id);
+        let prio: i32 = if priority { env.rng.gen_range(0..3) } else { 0 };
+        let q = Queue::new(ctx.clone(), Q);
+        let id = env.invoke(
+            Some(&zk),
+            Op::Enqueue {
+                queue: Q.into(),
+                item: item.clone(),
+                priority: prio as i64,
+            },
+        );
+        match q.enqueue_with_priority(item.as_bytes(), prio).await {
+            Ok(_) => env.ok(id, Value::Unit),
+            Err(e) => env.err(id, &e),
+        }
+        env.think().await;
+    }
+    let done = env.shared.round("producers-done");
+    env.shared.set_round("producers-done", done + 1);
+}
+
+fn item_value(i: &QueueItem) -> Value {
+    Value::Item {
+        item: Some(String::from_utf8_lossy(&i.data).into_owned()),
+    }
+}
+
+async fn consume(mut env: Env) {
+    let mut zk = env.connect();
+    let mut ctx = env.ctx(zk.clone());
+    let nprod = producers(&env) as i64;
+    let drain_deadline = env.stop + Duration::from_millis(env.scenario.check.params.liveness_bound_ms / 2);
+    loop {
+        let running = env.running();
+        if !running {
+            // Drain: stop once producers are done and the queue is empty.
+            if madsim::time::Instant::now() > drain_deadline {
+                break;
+            }
+            if env.shared.round("producers-done") >= nprod {
+                env.renew(&mut zk, &mut ctx);
+                if let Ok(0) = Queue::new(ctx.clone(), Q).len().await {
+                    break;
+                }
+            }
+        }
+        env.renew(&mut zk, &mut ctx);
+        let id = env.invoke(Some(&zk), Op::Dequeue { queue: Q.into() });
+        match env.scenario.workload.consumer {
+            Consumer::AtMostOnce => match AtMostOnceConsumer::new(ctx.clone(), Q).try_take().await {
+                Ok(Some(item)) => {
+                    env.ok(id, item_value(&item));
+                    env.hold().await;
+                }
+                Ok(None) => env.fail(id, "nothing to take"),
+                Err(e) => env.err(id, &e),
+            },
+            Consumer::AtLeastOnce => match AtLeastOnceConsumer::new(ctx.clone(), Q).try_claim().await {
+                Ok(Some(claimed)) => {
+                    env.ok(id, item_value(claimed.item()));
+                    env.hold().await;
+                    let _ = claimed.complete().await;
+                }
+                Ok(None) => env.fail(id, "nothing to claim"),
+                Err(e) => env.err(id, &e),
+            },
+        }
+        env.think().await;
+    }
+}
