@@ -88,17 +88,28 @@ pub fn fault_strategy(servers: u32, clients: u32) -> impl Strategy<Value = Fault
         client(clients).prop_map(|client| Fault::ExpireSession { client }),
         client(clients).prop_map(|c| Fault::Pause { node: Node::Client(c) }),
         server.clone().prop_map(|s| Fault::Pause { node: Node::Server(s) }),
-        (client(clients), server.clone()).prop_map(|(client, s)| Fault::ClientCut { client, servers: vec![s] }),
+        (client(clients), server.clone()).prop_map(|(client, s)| Fault::ClientCut {
+            client,
+            servers: vec![s]
+        }),
         Just(Fault::MajoritiesRing {
             order: (1..=servers).collect()
         }),
-        (5u64..50, 10u64..300).prop_map(|(min_ms, d)| Fault::LatencySpike { min_ms, max_ms: min_ms + d }),
+        (5u64..50, 10u64..300).prop_map(|(min_ms, d)| Fault::LatencySpike {
+            min_ms,
+            max_ms: min_ms + d
+        }),
     ]
 }
 
 /// A strategy for fault plans within `phase_ms`: up to `max_faults`
 /// faults. Shrinks towards fewer faults, earlier and shorter.
-pub fn fault_plan_strategy(servers: u32, clients: u32, phase_ms: u64, max_faults: usize) -> impl Strategy<Value = FaultPlan> {
+pub fn fault_plan_strategy(
+    servers: u32,
+    clients: u32,
+    phase_ms: u64,
+    max_faults: usize,
+) -> impl Strategy<Value = FaultPlan> {
     proptest::collection::vec(
         (0..phase_ms.max(1), 0u64..8000, fault_strategy(servers, clients)),
         0..=max_faults,

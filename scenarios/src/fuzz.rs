@@ -110,7 +110,12 @@ pub struct Job {
 
 /// Runs the jobs on `jobs` threads; `on_done` sees every outcome as it
 /// arrives (in completion order). Returns the records in job order.
-pub fn run_jobs(jobs: Vec<Job>, threads: usize, deadline: Option<std::time::Instant>, mut on_done: impl FnMut(&Job, &RunOutcome)) -> Vec<SeedRecord> {
+pub fn run_jobs(
+    jobs: Vec<Job>,
+    threads: usize,
+    deadline: Option<std::time::Instant>,
+    mut on_done: impl FnMut(&Job, &RunOutcome),
+) -> Vec<SeedRecord> {
     let jobs = Arc::new(jobs);
     let next = Arc::new(AtomicUsize::new(0));
     let (tx, rx) = mpsc::channel::<(usize, RunOutcome)>();
@@ -167,7 +172,8 @@ pub fn summarize(records: &[SeedRecord]) -> BTreeMap<String, Summary> {
         s.stats.merge(&r.stats);
         s.wall_ms += r.wall_ms;
         if let Some(line) = &r.repro {
-            s.failures.push(format!("{} [{}]\n    {line}", r.seed, r.failed.join(",")));
+            s.failures
+                .push(format!("{} [{}]\n    {line}", r.seed, r.failed.join(",")));
         }
     }
     out

@@ -16,7 +16,6 @@ pub mod stats;
 pub mod streams;
 pub mod workload;
 
-
 pub use api::{check, fault_plan_strategy, seed_count, CheckFailure};
 pub use plan::{Fault, FaultKind, FaultPlan, Node, TimedFault};
 pub use runner::{repro_line, run, RunOutcome, RunVerdict, COMMIT};

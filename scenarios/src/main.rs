@@ -14,7 +14,11 @@ use zkdst_scenarios::fuzz::{self, Job, SeedRecord, SeedSet};
 use zkdst_scenarios::{repro_line, run, shrink, FaultPlan, RunOutcome, RunVerdict, Scenario};
 
 #[derive(Parser)]
-#[command(name = "zkdst", version, about = "Deterministic simulation testing for ZooKeeper recipes")]
+#[command(
+    name = "zkdst",
+    version,
+    about = "Deterministic simulation testing for ZooKeeper recipes"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -305,8 +309,16 @@ fn fuzz_cmd(
     time: Option<u64>,
     json: bool,
 ) -> Result<ExitCode> {
-    let range = seeds.as_deref().map(fuzz::parse_range).transpose().map_err(anyhow::Error::msg)?;
-    let shard = shard.as_deref().map(fuzz::parse_shard).transpose().map_err(anyhow::Error::msg)?;
+    let range = seeds
+        .as_deref()
+        .map(fuzz::parse_range)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let shard = shard
+        .as_deref()
+        .map(fuzz::parse_shard)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
     if jobs == Some(0) {
         bail!("--jobs must be at least 1");
     }
@@ -373,7 +385,9 @@ fn fuzz_cmd(
     if json {
         println!(
             "{}",
-            serde_json::to_string(&serde_json::json!({ "summary": sums, "unmet": unmet_text, "wall_s": wall.as_secs_f64() }))?
+            serde_json::to_string(
+                &serde_json::json!({ "summary": sums, "unmet": unmet_text, "wall_s": wall.as_secs_f64() })
+            )?
         );
     } else {
         print!("{}", fuzz::render_summary(&sums));

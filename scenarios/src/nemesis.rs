@@ -115,7 +115,10 @@ fn apply(c: &mut Cluster, f: &Fault, clients: &ClientRegistry) -> Option<Undo> {
     let has_server = |s: &u32| servers.contains(s);
     match f {
         Fault::PartitionHalves { groups } => {
-            let gs: Vec<Vec<NodeRef>> = groups.iter().map(|g| g.iter().map(|n| node_ref(*n)).collect()).collect();
+            let gs: Vec<Vec<NodeRef>> = groups
+                .iter()
+                .map(|g| g.iter().map(|n| node_ref(*n)).collect())
+                .collect();
             c.partition(&gs);
             Some(Undo::Network)
         }
@@ -161,7 +164,8 @@ fn apply(c: &mut Cluster, f: &Fault, clients: &ClientRegistry) -> Option<Undo> {
                     }
                 }
             }
-            c.recorder().fault(f.kind_name(), cut.clone(), format!("cut {}", cut.join(", ")));
+            c.recorder()
+                .fault(f.kind_name(), cut.clone(), format!("cut {}", cut.join(", ")));
             Some(Undo::Network)
         }
         Fault::OneWayCut { from, to } => {
@@ -176,8 +180,11 @@ fn apply(c: &mut Cluster, f: &Fault, clients: &ClientRegistry) -> Option<Undo> {
                 c.cut(NodeRef::Server(*s), me);
                 targets.push(format!("zk{s}"));
             }
-            c.recorder()
-                .fault("client-cut", vec![me.to_string()], format!("{me} cut from {}", targets.join(",")));
+            c.recorder().fault(
+                "client-cut",
+                vec![me.to_string()],
+                format!("{me} cut from {}", targets.join(",")),
+            );
             Some(Undo::Network)
         }
         Fault::KillLeader { lose_unsynced } => {
@@ -195,13 +202,15 @@ fn apply(c: &mut Cluster, f: &Fault, clients: &ClientRegistry) -> Option<Undo> {
         Fault::DropConnection { client } => {
             let h = clients.lock().unwrap_or_else(|e| e.into_inner()).get(client).cloned()?;
             h.drop_connection();
-            c.recorder().fault("drop-connection", vec![format!("client{client}")], "");
+            c.recorder()
+                .fault("drop-connection", vec![format!("client{client}")], "");
             Some(Undo::Nothing)
         }
         Fault::LoseReply { client } => {
             let h = clients.lock().unwrap_or_else(|e| e.into_inner()).get(client).cloned()?;
             h.lose_next_write_reply();
-            c.recorder().fault("lose-reply", vec![format!("client{client}")], "next write reply lost");
+            c.recorder()
+                .fault("lose-reply", vec![format!("client{client}")], "next write reply lost");
             Some(Undo::Nothing)
         }
         Fault::ExpireSession { client } => {

@@ -15,13 +15,13 @@ use zkdst_sim::cluster::{Cluster, EnsembleConfig};
 use zkdst_sim::recorder::Recorder;
 use zkdst_sim::runner::run_seed;
 
+use crate::checks;
 use crate::nemesis::{self, ClientRegistry, DEFAULT_LATENCY};
 use crate::plan::FaultPlan;
 use crate::scenario::{Recipe, Scenario};
 use crate::stats::{self, Stats};
 use crate::streams::stream_key;
 use crate::workload::{self, Shared};
-use crate::checks;
 
 /// The commit this binary was built from.
 pub const COMMIT: &str = env!("ZKDST_COMMIT");
@@ -106,9 +106,14 @@ pub fn run(scenario: &Scenario, seed: u64, plan: Option<&FaultPlan>) -> RunOutco
     let sc = Arc::new(scenario.clone());
     let (s2, p2) = (sc.clone(), plan.clone());
     let limit = Duration::from_secs(
-        60 + scenario.workload.duration_s + scenario.workload.liveness_s + scenario.check.params.liveness_bound_ms / 1000 + 300,
+        60 + scenario.workload.duration_s
+            + scenario.workload.liveness_s
+            + scenario.check.params.liveness_bound_ms / 1000
+            + 300,
     );
-    let sim = run_seed(stream_key(seed, "scheduler"), Some(limit), move || simulate(s2, seed, p2));
+    let sim = run_seed(stream_key(seed, "scheduler"), Some(limit), move || {
+        simulate(s2, seed, p2)
+    });
     let sim = match sim {
         Ok(s) => s,
         Err(e) => SimResult {

@@ -258,7 +258,11 @@ pub enum ScenarioError {
     #[error("{file}: cannot read: {message}")]
     Io { file: String, message: String },
     #[error("{file}: field `{field}`: {message}")]
-    Field { file: String, field: String, message: String },
+    Field {
+        file: String,
+        field: String,
+        message: String,
+    },
     #[error("{file}: {message}")]
     Invalid { file: String, message: String },
 }
@@ -301,10 +305,16 @@ impl Scenario {
         };
         let e = &self.ensemble;
         if !(1..=9).contains(&e.servers) {
-            return Err(bad("ensemble.servers", format!("expected 1..=9 servers, found {}", e.servers)));
+            return Err(bad(
+                "ensemble.servers",
+                format!("expected 1..=9 servers, found {}", e.servers),
+            ));
         }
         if e.clients == 0 || e.clients > 200 {
-            return Err(bad("ensemble.clients", format!("expected 1..=200 clients, found {}", e.clients)));
+            return Err(bad(
+                "ensemble.clients",
+                format!("expected 1..=200 clients, found {}", e.clients),
+            ));
         }
         if e.tick_ms == 0 {
             return Err(bad("ensemble.tick_ms", "expected a positive tick".into()));
@@ -341,10 +351,16 @@ impl Scenario {
             }
         }
         if !(0.0..=1.0).contains(&self.workload.commit_probability) {
-            return Err(bad("workload.commit_probability", "expected a probability in 0..=1".into()));
+            return Err(bad(
+                "workload.commit_probability",
+                "expected a probability in 0..=1".into(),
+            ));
         }
         if self.faults.mode == FaultMode::Plan && self.faults.plan.is_empty() {
-            return Err(bad("faults.plan", "mode = \"plan\" needs at least one [[faults.plan]] entry".into()));
+            return Err(bad(
+                "faults.plan",
+                "mode = \"plan\" needs at least one [[faults.plan]] entry".into(),
+            ));
         }
         for (i, c) in self.check.checkers.iter().enumerate() {
             if zkdst_checker::properties::lookup(c).is_err() && !crate::checks::LOCAL.contains(&c.as_str()) {
@@ -372,9 +388,9 @@ impl Scenario {
 
 /// FNV-1a, 64 bits, as 16 hex digits.
 pub fn short_hash(bytes: &[u8]) -> String {
-    let h = bytes
-        .iter()
-        .fold(0xcbf29ce484222325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100000001b3));
+    let h = bytes.iter().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x100000001b3)
+    });
     format!("{h:016x}")
 }
 
@@ -388,7 +404,9 @@ pub fn shipped() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(shipped_dir())
         .map(|d| {
             d.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "toml") && p.file_name().is_some_and(|n| n != "Cargo.toml"))
+                .filter(|p| {
+                    p.extension().is_some_and(|x| x == "toml") && p.file_name().is_some_and(|n| n != "Cargo.toml")
+                })
                 .collect()
         })
         .unwrap_or_default();

@@ -25,7 +25,11 @@ pub fn shrink(scenario: &Scenario, seed: u64, mut log: impl FnMut(String)) -> Op
     }
     let target = first.failed_checks();
     let original_faults = first.plan.faults.len();
-    log(format!("seed {seed} fails {}; {} faults", target.join(","), original_faults));
+    log(format!(
+        "seed {seed} fails {}; {} faults",
+        target.join(","),
+        original_faults
+    ));
     let mut runs = 1;
     let mut fails = |p: &FaultPlan| {
         runs += 1;

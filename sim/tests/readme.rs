@@ -28,7 +28,12 @@ fn my_recipe_survives_a_leader_partition() {
             // Judge the history with the checkers:
             let h = rec.history();
             let r = zkdst_checker::properties::registry::run("zk-consistency", &h, &Default::default()).unwrap();
-            assert_eq!(r.verdict, zkdst_checker::Verdict::Pass, "{}", zkdst_checker::report::render_text(&h, &[r.clone()]));
+            assert_eq!(
+                r.verdict,
+                zkdst_checker::Verdict::Pass,
+                "{}",
+                zkdst_checker::report::render_text(&h, &[r.clone()])
+            );
         })
         .unwrap_or_else(|e| panic!("{e}"));
     }

@@ -27,11 +27,15 @@ pub async fn client(mut env: Env) {
             }
             5 => {
                 if let Ok((_, stat)) = zk.get_data("/shared").await {
-                    let _ = zk.set_data("/shared", format!("cas{id}-{n}").as_bytes(), stat.version).await;
+                    let _ = zk
+                        .set_data("/shared", format!("cas{id}-{n}").as_bytes(), stat.version)
+                        .await;
                 }
             }
             6 => {
-                let _ = zk.create(&format!("/e{id}-"), b"", CreateMode::EphemeralSequential).await;
+                let _ = zk
+                    .create(&format!("/e{id}-"), b"", CreateMode::EphemeralSequential)
+                    .await;
             }
             7 => {
                 let _ = zk.get_data("/shared").await;

@@ -57,7 +57,13 @@ pub async fn rwlock(mut env: Env) {
         env.renew(&mut zk, &mut ctx);
         let lock = RwLock::new(ctx.clone(), RW);
         let shared = env.rng.gen_bool(0.6);
-        let id = env.invoke(Some(&zk), Op::Acquire { lock: RW.into(), shared });
+        let id = env.invoke(
+            Some(&zk),
+            Op::Acquire {
+                lock: RW.into(),
+                shared,
+            },
+        );
         let r = if shared { lock.read().await } else { lock.write().await };
         match r {
             Ok(guard) => {

@@ -62,10 +62,18 @@ pub struct Shared {
 
 impl Shared {
     pub fn round(&self, key: &str) -> i64 {
-        *self.round.lock().unwrap_or_else(|e| e.into_inner()).get(key).unwrap_or(&0)
+        *self
+            .round
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .unwrap_or(&0)
     }
     pub fn set_round(&self, key: &str, v: i64) {
-        self.round.lock().unwrap_or_else(|e| e.into_inner()).insert(key.to_string(), v);
+        self.round
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.to_string(), v);
     }
 }
 
@@ -105,7 +113,9 @@ impl Env {
     }
 
     /// A connect function for recipes that manage their own sessions.
-    pub fn connector(&self) -> impl Fn() -> std::future::Ready<zkdst_recipes::zk::ZkResult<SimClient>> + Send + Sync + 'static {
+    pub fn connector(
+        &self,
+    ) -> impl Fn() -> std::future::Ready<zkdst_recipes::zk::ZkResult<SimClient>> + Send + Sync + 'static {
         let cfg = ClientConfig {
             id: self.id,
             servers: self.servers.clone(),
@@ -143,12 +153,14 @@ impl Env {
 
     /// A recipe error: the operation may or may not have taken effect.
     pub fn err(&self, id: OpId, e: &RecipeError) {
-        self.rec.complete(id, self.id, Outcome::Info { error: e.to_string() }, None);
+        self.rec
+            .complete(id, self.id, Outcome::Info { error: e.to_string() }, None);
     }
 
     /// Definitely did not take effect.
     pub fn fail(&self, id: OpId, why: &str) {
-        self.rec.complete(id, self.id, Outcome::Fail { error: why.to_string() }, None);
+        self.rec
+            .complete(id, self.id, Outcome::Fail { error: why.to_string() }, None);
     }
 
     pub fn between(&mut self, r: [u64; 2]) -> u64 {

@@ -293,29 +293,35 @@ impl DataTree {
     }
 
     /// Adds `name` to the children of `parent_path` (which must exist).
+    /// Mutates the parent in place: cloning it out and back would copy the
+    /// children set's B-tree path on every create.
     pub(crate) fn link_child(&mut self, parent_path: &str, name: &str, new_counter: i32, zxid: Zxid) -> bool {
-        let Some(mut parent) = self.nodes.get(parent_path).cloned() else {
+        let Some(parent) = self.nodes.get_mut(parent_path) else {
             return false;
         };
+        let old = parent.digest(parent_path);
         parent.children.insert(name.to_string());
         // Real 3.8 only raises the counter if larger (a fuzzy-snapshot replay
         // guard), which would stall it at i32::MAX; the counter wraps here as
         // the semantics page specifies.
         parent.cversion = new_counter;
         parent.pzxid = zxid;
-        self.put_node(parent_path, parent);
+        let new = parent.digest(parent_path);
+        self.digest = self.digest.wrapping_sub(old).wrapping_add(new);
         true
     }
 
-    /// Removes the child `path` from its parent's children.
+    /// Removes the child `path` from its parent's children (in place).
     pub(crate) fn unlink_child(&mut self, path: &str, zxid: Zxid) {
         let parent_path = parent(path);
-        if let Some(mut parent) = self.nodes.get(parent_path).cloned() {
+        if let Some(parent) = self.nodes.get_mut(parent_path) {
+            let old = parent.digest(parent_path);
             parent.children.remove(basename(path));
             if zxid > parent.pzxid {
                 parent.pzxid = zxid;
             }
-            self.put_node(parent_path, parent);
+            let new = parent.digest(parent_path);
+            self.digest = self.digest.wrapping_sub(old).wrapping_add(new);
         }
     }
 }
