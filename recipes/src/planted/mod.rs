@@ -37,7 +37,7 @@ mod semaphore;
 pub use counter::DoubleIncrementCounter;
 pub use election::ResetLivelockLatch;
 pub use lock::{
-    CancellationLeakLock, DeleteUnderDisconnectLock, HerdLock, LostWatchLock, PlainGuard, StaleSessionLock,
+    CancellationLeakLock, DeleteUnderDisconnectLock, HerdLock, LeakyReleaseGuard, LostWatchLock, PlainGuard, StaleSessionLock,
     UnfencedGuard, UnfencedLock, UnprotectedCreateLock,
 };
 pub use membership::SuspendedIgnoredMember;
