@@ -11,7 +11,7 @@ use crate::guid::SeqName;
 use crate::nodes::{create_protected, delete_own, spawn_delete_own};
 use crate::runtime::Runtime;
 use crate::zk::path::join;
-use crate::zk::{CreateMode, EventType, SessionState, StateWatch, ZkClient};
+use crate::zk::{CreateMode, EventType, Op, OpResult, SessionState, StateWatch, ZkClient, ANY_VERSION};
 
 /// Reset livelock (CURATOR-644/645): Curator's pre-5.4 LeaderLatch shape.
 /// On every reconnect the latch "resets" — deletes its candidate node and
@@ -86,18 +86,62 @@ async fn run<C: ZkClient, R: Runtime>(
     node: &mut Option<String>,
 ) -> RecipeResult<()> {
     let mut states = ctx.client().state_watch();
+    let mut token: i64;
     loop {
-        // (Re)create our candidate node.
-        if let Some(old) = node.take() {
-            delete_own(ctx, &old).await;
-        }
+        // (Re)create our candidate node: the reset deletes the old one and
+        // creates a new one at the back of the queue (in one multi).
         let guid = ctx.next_guid().await?;
-        let (name, stat) = create_protected(ctx, dir, &guid, CANDIDATE_KIND, &[], CreateMode::EphemeralSequential).await?;
+        let name = match node.take() {
+            None => {
+                let (name, stat) =
+                    create_protected(ctx, dir, &guid, CANDIDATE_KIND, &[], CreateMode::EphemeralSequential).await?;
+                token = stat.czxid;
+                name
+            }
+            Some(old) => {
+                let ops = vec![
+                    Op::Delete {
+                        path: old.clone(),
+                        version: ANY_VERSION,
+                    },
+                    Op::Create {
+                        path: join(dir, &guid.prefix(CANDIDATE_KIND)),
+                        data: Vec::new(),
+                        mode: CreateMode::EphemeralSequential,
+                    },
+                ];
+                match ctx.client().multi(ops).await {
+                    Ok(rs) => match rs.into_iter().nth(1) {
+                        Some(OpResult::Create { path, stat }) => {
+                            token = stat.czxid;
+                            path[dir.len() + 1..].to_string()
+                        }
+                        _ => return Err(RecipeError::Conflict("multi without a create result".into())),
+                    },
+                    Err(e) if e.error.is_session_lost() => return Err(RecipeError::SessionLost),
+                    Err(_) => {
+                        // Old node gone or outcome unknown: start afresh.
+                        delete_own(ctx, &old).await;
+                        let (name, stat) = create_protected(
+                            ctx,
+                            dir,
+                            &guid,
+                            CANDIDATE_KIND,
+                            &[],
+                            CreateMode::EphemeralSequential,
+                        )
+                        .await?;
+                        token = stat.czxid;
+                        name
+                    }
+                }
+            }
+        };
         *node = Some(join(dir, &name));
         loop {
             match check(ctx, dir, &name, &mut states).await? {
                 Step::Lead => {
-                    cell.set(LatchState::Leader { token: stat.czxid });
+                    cell.set(LatchState::Leader { token });
                     // Lead until the next reconnect, which (the bug) resets.
                     loop {
                         match states.changed().await {
