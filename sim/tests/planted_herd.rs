@@ -137,7 +137,11 @@ fn measure(seed: u64, v: Variant) -> (f64, usize, f64) {
         zkdst_checker::report::render_text(&h, std::slice::from_ref(&r))
     );
     let (woken, n) = woken_per_release(&h);
-    (woken, n, r.figures.get("notifications_per_release").copied().unwrap_or(0.0))
+    (
+        woken,
+        n,
+        r.figures.get("notifications_per_release").copied().unwrap_or(0.0),
+    )
 }
 
 #[test]

@@ -169,9 +169,7 @@ async fn scenario(seed: u64, v: Variant, class: Class) -> zkdst_checker::history
     let servers = c.server_ids();
     for i in 0..CLIENTS {
         let (s2, servers2) = (s.clone(), servers.clone());
-        drop(c.spawn_client(i as u32, SESSION_MS, move |zk| {
-            worker(i, zk, class, v, servers2, s2)
-        }));
+        drop(c.spawn_client(i as u32, SESSION_MS, move |zk| worker(i, zk, class, v, servers2, s2)));
     }
     sleep_ms(1000).await;
     let all_servers: Vec<NodeRef> = servers.iter().map(|x| NodeRef::Server(*x)).collect();
@@ -216,7 +214,9 @@ async fn scenario(seed: u64, v: Variant, class: Class) -> zkdst_checker::history
 }
 
 fn hunt_class(bug: &str, class_name: &str, class: Class) {
-    hunt(bug, class_name, 5, &["liveness"], &params(), move |seed, v| scenario(seed, v, class));
+    hunt(bug, class_name, 5, &["liveness"], &params(), move |seed, v| {
+        scenario(seed, v, class)
+    });
 }
 
 #[test]

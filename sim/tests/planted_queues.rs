@@ -396,23 +396,23 @@ async fn sem_worker(i: usize, zk: SimClient, v: Variant, s: Arc<Shared>) {
                 shared: true,
             },
         );
-        let release: Result<Box<dyn FnOnce() -> futures::future::BoxFuture<'static, ()> + Send>, RecipeError> =
-            match v {
-                Variant::Planted => planted.acquire().await.map(|g| {
-                    let token = g.token();
-                    ok(&zk, id, Value::Token { token });
-                    Box::new(move || Box::pin(g.release()) as futures::future::BoxFuture<'static, ()>) as _
-                }),
-                Variant::Correct => correct.acquire().await.map(|g| {
-                    let token = g.token();
-                    ok(&zk, id, Value::Token { token });
-                    Box::new(move || {
-                        Box::pin(async move {
-                            let _ = g.release().await;
-                        }) as futures::future::BoxFuture<'static, ()>
-                    }) as _
-                }),
-            };
+        let release: Result<Box<dyn FnOnce() -> futures::future::BoxFuture<'static, ()> + Send>, RecipeError> = match v
+        {
+            Variant::Planted => planted.acquire().await.map(|g| {
+                let token = g.token();
+                ok(&zk, id, Value::Token { token });
+                Box::new(move || Box::pin(g.release()) as futures::future::BoxFuture<'static, ()>) as _
+            }),
+            Variant::Correct => correct.acquire().await.map(|g| {
+                let token = g.token();
+                ok(&zk, id, Value::Token { token });
+                Box::new(move || {
+                    Box::pin(async move {
+                        let _ = g.release().await;
+                    }) as futures::future::BoxFuture<'static, ()>
+                }) as _
+            }),
+        };
         match release {
             Ok(release) => {
                 sleep_ms(rand_ms(50, 200)).await;

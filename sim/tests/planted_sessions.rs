@@ -171,7 +171,9 @@ async fn stale_acquire(zk: &SimClient, v: Variant) -> RecipeResult<(i64, Sg)> {
     let c = ctx(zk.clone());
     match v {
         Variant::Planted => {
-            let g = StaleSessionLock::new(c, LOCK, format!("client{}", zk.id())).acquire().await?;
+            let g = StaleSessionLock::new(c, LOCK, format!("client{}", zk.id()))
+                .acquire()
+                .await?;
             Ok((g.token(), Sg::Plain(g)))
         }
         Variant::Correct => {
@@ -518,4 +520,3 @@ fn reset_livelock_latch_never_elects() {
         livelock_scenario,
     );
 }
-

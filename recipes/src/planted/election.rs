@@ -11,7 +11,7 @@ use crate::guid::SeqName;
 use crate::nodes::{create_protected, delete_own, spawn_delete_own};
 use crate::runtime::Runtime;
 use crate::zk::path::join;
-use crate::zk::{CreateMode, EventType, Op, OpResult, SessionState, StateWatch, ZkClient, ANY_VERSION};
+use crate::zk::{CreateMode, Op, OpResult, SessionState, StateWatch, ZkClient, ANY_VERSION};
 
 /// Reset livelock (CURATOR-644/645): Curator's pre-5.4 LeaderLatch shape.
 /// On every reconnect the latch "resets" — deletes its candidate node and
@@ -122,15 +122,9 @@ async fn run<C: ZkClient, R: Runtime>(
                     Err(_) => {
                         // Old node gone or outcome unknown: start afresh.
                         delete_own(ctx, &old).await;
-                        let (name, stat) = create_protected(
-                            ctx,
-                            dir,
-                            &guid,
-                            CANDIDATE_KIND,
-                            &[],
-                            CreateMode::EphemeralSequential,
-                        )
-                        .await?;
+                        let (name, stat) =
+                            create_protected(ctx, dir, &guid, CANDIDATE_KIND, &[], CreateMode::EphemeralSequential)
+                                .await?;
                         token = stat.czxid;
                         name
                     }
@@ -138,24 +132,21 @@ async fn run<C: ZkClient, R: Runtime>(
             }
         };
         *node = Some(join(dir, &name));
-        loop {
-            match check(ctx, dir, &name, &mut states).await? {
-                Step::Lead => {
-                    cell.set(LatchState::Leader { token });
-                    // Lead until the next reconnect, which (the bug) resets.
-                    loop {
-                        match states.changed().await {
-                            SessionState::Disconnected => continue,
-                            s if s.is_terminal() => return Err(RecipeError::SessionLost),
-                            _ => break,
-                        }
+        match check(ctx, dir, &name, &mut states).await? {
+            Step::Lead => {
+                cell.set(LatchState::Leader { token });
+                // Lead until the next reconnect, which (the bug) resets.
+                loop {
+                    match states.changed().await {
+                        SessionState::Disconnected => continue,
+                        s if s.is_terminal() => return Err(RecipeError::SessionLost),
+                        _ => break,
                     }
-                    cell.set(LatchState::Contending);
-                    break;
                 }
-                Step::Reset => break,
-                Step::Lost => return Err(RecipeError::SessionLost),
+                cell.set(LatchState::Contending);
             }
+            Step::Reset => {}
+            Step::Lost => return Err(RecipeError::SessionLost),
         }
     }
 }
@@ -185,10 +176,10 @@ async fn check<C: ZkClient, R: Runtime>(
     loop {
         select_biased! {
             ev = watch => {
+                // BUG: any change of the predecessor (its NodeDeleted
+                // above all) resets instead of re-checking.
                 return Ok(if ev.is_session_event() && ev.state.is_terminal() {
                     Step::Lost
-                } else if ev.event_type == EventType::NodeDeleted {
-                    Step::Reset // BUG: predecessor gone -> reset.
                 } else {
                     Step::Reset
                 });

@@ -16,6 +16,7 @@ use futures::{select_biased, FutureExt};
 use crate::cell::WatchCell;
 use crate::ctx::{Connect, Ctx};
 use crate::error::{RecipeError, RecipeResult};
+use crate::membership::{GroupView, MemberStatus};
 use crate::nodes::create_all;
 use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
@@ -23,7 +24,6 @@ use crate::session_loop::{run_sessions, SessionEnd, Stop};
 use crate::wait::{watch_or_session, Woken};
 use crate::zk::path::join;
 use crate::zk::{CreateMode, SessionState, ZkClient, ZkError};
-use crate::membership::{GroupView, MemberStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct State {
@@ -248,4 +248,3 @@ impl<C: ZkClient, R: Runtime> Session<C, R> {
         }
     }
 }
-

@@ -37,8 +37,8 @@ mod semaphore;
 pub use counter::DoubleIncrementCounter;
 pub use election::ResetLivelockLatch;
 pub use lock::{
-    CancellationLeakLock, DeleteUnderDisconnectLock, HerdLock, LeakyReleaseGuard, LostWatchLock, PlainGuard, StaleSessionLock,
-    UnfencedGuard, UnfencedLock, UnprotectedCreateLock,
+    CancellationLeakLock, DeleteUnderDisconnectLock, HerdLock, LeakyReleaseGuard, LostWatchLock, PlainGuard,
+    StaleSessionLock, UnfencedGuard, UnfencedLock, UnprotectedCreateLock,
 };
 pub use membership::SuspendedIgnoredMember;
 pub use queue::{DuplicateItemQueue, DuplicateProcessingQueue, LockingQueueRace, LostItemQueue, PlainClaim};

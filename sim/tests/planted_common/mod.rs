@@ -188,7 +188,10 @@ fn seed_range(default: u64) -> (Vec<u64>, bool) {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    match std::env::var("ZKDST_PLANTED_SEEDS").ok().and_then(|s| s.parse::<u64>().ok()) {
+    match std::env::var("ZKDST_PLANTED_SEEDS")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    {
         Some(n) => ((first..first + n.min(500)).collect(), true),
         None => ((first..first + default).collect(), false),
     }
