@@ -20,6 +20,9 @@ pub mod lock;
 pub mod membership;
 pub mod monitor;
 pub mod nodes;
+/// Deliberately broken recipes for the harness's self-tests; never use in
+/// production.
+pub mod planted;
 pub mod queue;
 pub mod retry;
 pub mod runtime;
