@@ -242,10 +242,23 @@ impl History {
 
     /// A 64-bit FNV-1a hash of the JSON form, for determinism checks.
     pub fn fingerprint(&self) -> u64 {
-        let json = serde_json::to_vec(self).unwrap_or_default();
-        json.iter().fold(0xcbf29ce484222325u64, |h, b| {
-            (h ^ *b as u64).wrapping_mul(0x100000001b3)
-        })
+        /// FNV-1a over the bytes as they are serialized (no buffer).
+        struct Fnv(u64);
+        impl std::io::Write for Fnv {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                for b in buf {
+                    self.0 = (self.0 ^ *b as u64).wrapping_mul(0x100000001b3);
+                }
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut h = Fnv(0xcbf29ce484222325);
+        // Serializing our own types to a writer that cannot fail cannot fail.
+        let _ = serde_json::to_writer(&mut h, self);
+        h.0
     }
 }
 
