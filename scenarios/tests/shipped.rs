@@ -24,12 +24,10 @@ fn shipped(name: &str) {
 }
 
 #[test]
-#[ignore = "mutex checker false alarm on GC-paused holders (reported; seed 15)"]
 fn lock() {
     shipped("lock.toml");
 }
 #[test]
-#[ignore = "mutex checker false alarm on GC-paused holders (reported; rwlock.toml seed 15)"]
 fn rwlock() {
     shipped("rwlock.toml");
 }
