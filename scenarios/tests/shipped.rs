@@ -60,17 +60,14 @@ fn ensemble_5() {
     shipped("ensemble-5.toml");
 }
 #[test]
-#[ignore = "finding: waiter passes a barrier set before it waited (stale read, no sync); barrier.toml seed 1"]
 fn barrier() {
     shipped("barrier.toml");
 }
 #[test]
-#[ignore = "finding under investigation: entered-early; double-barrier.toml seed 0"]
 fn double_barrier() {
     shipped("double-barrier.toml");
 }
 #[test]
-#[ignore = "finding: counter read below acknowledged increments (stale read); counter.toml seed 5"]
 fn counter() {
     shipped("counter.toml");
 }
