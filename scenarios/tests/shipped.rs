@@ -72,7 +72,6 @@ fn counter() {
     shipped("counter.toml");
 }
 #[test]
-#[ignore = "finding: views diverge after the heal; membership.toml seed 0"]
 fn membership() {
     shipped("membership.toml");
 }
