@@ -76,17 +76,14 @@ fn membership() {
     shipped("membership.toml");
 }
 #[test]
-#[ignore = "finding: acknowledged items not drained; queue.toml seed 0"]
 fn queue() {
     shipped("queue.toml");
 }
 #[test]
-#[ignore = "finding: acknowledged items not drained; queue-at-least-once.toml seed 0"]
 fn queue_at_least_once() {
     shipped("queue-at-least-once.toml");
 }
 #[test]
-#[ignore = "finding: acknowledged items not drained; priority-queue.toml seed 0"]
 fn priority_queue() {
     shipped("priority-queue.toml");
 }
