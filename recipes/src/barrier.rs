@@ -69,10 +69,13 @@ impl<C: ZkClient, R: Runtime> Barrier<C, R> {
         .await
     }
 
-    /// Waits until the barrier is down.
+    /// Waits until the barrier is down. A barrier set (completed) before
+    /// `wait` was invoked holds the waiter back: the first read follows a
+    /// `sync`, so a lagging server cannot show the node as still absent.
     pub async fn wait(&self) -> RecipeResult<()> {
         let ctx = &self.ctx;
         let mut states = ctx.client().state_watch();
+        ctx.retry(|| ctx.client().sync(&self.path)).await?;
         loop {
             let (stat, watch) = ctx.retry(|| ctx.client().exists_watch(&self.path)).await?;
             if stat.is_none() {

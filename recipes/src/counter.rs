@@ -115,8 +115,11 @@ impl<C: ZkClient, R: Runtime> Counter<C, R> {
     }
 
     /// The current value and the node's version (0 if the node is absent).
+    /// Reflects every `add` completed before the call: the read follows a
+    /// `sync`, so a lagging server cannot return an older value.
     pub async fn get(&self) -> RecipeResult<(i64, i32)> {
         let ctx = &self.ctx;
+        ctx.retry(|| ctx.client().sync(&self.path)).await?;
         match ctx.retry(|| ctx.client().get_data(&self.path)).await {
             Ok((data, stat)) => Ok((self.decode(&data)?.value, stat.version)),
             Err(RecipeError::Zk(ZkError::NoNode)) => Ok((0, 0)),

@@ -24,12 +24,10 @@ fn shipped(name: &str) {
 }
 
 #[test]
-#[ignore = "mutex checker false alarm on GC-paused holders (reported; seed 15)"]
 fn lock() {
     shipped("lock.toml");
 }
 #[test]
-#[ignore = "mutex checker false alarm on GC-paused holders (reported; rwlock.toml seed 15)"]
 fn rwlock() {
     shipped("rwlock.toml");
 }
@@ -62,37 +60,30 @@ fn ensemble_5() {
     shipped("ensemble-5.toml");
 }
 #[test]
-#[ignore = "finding: waiter passes a barrier set before it waited (stale read, no sync); barrier.toml seed 1"]
 fn barrier() {
     shipped("barrier.toml");
 }
 #[test]
-#[ignore = "finding under investigation: entered-early; double-barrier.toml seed 0"]
 fn double_barrier() {
     shipped("double-barrier.toml");
 }
 #[test]
-#[ignore = "finding: counter read below acknowledged increments (stale read); counter.toml seed 5"]
 fn counter() {
     shipped("counter.toml");
 }
 #[test]
-#[ignore = "finding: views diverge after the heal; membership.toml seed 0"]
 fn membership() {
     shipped("membership.toml");
 }
 #[test]
-#[ignore = "finding: acknowledged items not drained; queue.toml seed 0"]
 fn queue() {
     shipped("queue.toml");
 }
 #[test]
-#[ignore = "finding: acknowledged items not drained; queue-at-least-once.toml seed 0"]
 fn queue_at_least_once() {
     shipped("queue-at-least-once.toml");
 }
 #[test]
-#[ignore = "finding: acknowledged items not drained; priority-queue.toml seed 0"]
 fn priority_queue() {
     shipped("priority-queue.toml");
 }

@@ -2,14 +2,17 @@
 //! runs from the Acquire's completion to the client's next Release's
 //! invocation. An unknown release still ends the hold no earlier than its
 //! invocation; a session expiry ends it at an uncertain time, so the hold is
-//! only definite up to the session's last sign of life. Shared holds
+//! only definite up to the session's last sign of life, and a hold ends no
+//! later than the commit of its session's CloseSession (the server deleted
+//! the holder's ephemeral lock node then, whenever the client noticed; a
+//! holder acting after that is fencing's business). Shared holds
 //! (`Acquire { shared: true }`) may overlap each other, never an exclusive
 //! one. Also measures the herd effect: watch notifications (NodeDeleted /
 //! NodeChildrenChanged) delivered between a release and the next acquire.
 
 use std::collections::BTreeMap;
 
-use crate::history::{ClientId, Event, History, Op, OpId, Operation, Time};
+use crate::history::{ClientId, Event, History, Op, OpId, Operation, SessionId, Time, TxnRecord};
 
 use super::common::{describe, last_alive, operations, session_end_after, succeeded};
 use super::result::{ms, CheckResult, Violation};
@@ -45,6 +48,10 @@ fn holds(h: &History, ops: &[Operation]) -> BTreeMap<String, Vec<Hold>> {
             || "still held at the end".to_string(),
             |r| format!("release op {} invoked", r.id),
         );
+        if let Some(tc) = session_closed_commit(h, a.session, a.invoked).filter(|tc| *tc < end) {
+            end = tc.max(start);
+            why_end = format!("its session's CloseSession committed at {}", ms(tc));
+        }
         if let Some(te) = session_end_after(h, a.client, a.session, start).filter(|te| *te < end) {
             end = last_alive(h, ops, a.client, a.session, start, te);
             why_end = format!("session ended (seen at {}); last sign of life", ms(te));
@@ -60,6 +67,23 @@ fn holds(h: &History, ops: &[Operation]) -> BTreeMap<String, Vec<Hold>> {
         });
     }
     out
+}
+
+/// The first commit, at or after `after`, of `session`'s CloseSession: the
+/// server ended the session (closed or expired) and deleted its ephemerals.
+fn session_closed_commit(h: &History, session: Option<SessionId>, after: Time) -> Option<Time> {
+    let s = session?;
+    h.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Commit {
+                time,
+                txn: TxnRecord::CloseSession { session, .. },
+                ..
+            } if *session == s && *time >= after => Some(*time),
+            _ => None,
+        })
+        .min()
 }
 
 pub fn check(h: &History, _p: &Params) -> CheckResult {
@@ -235,6 +259,68 @@ mod tests {
         b.complete(w, 37, crate::history::Outcome::Ok { value: Value::Unit });
         let r = check(&b.build(), &Params::default());
         assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+    }
+
+    #[test]
+    fn a_hold_ends_at_its_sessions_close_commit() {
+        use crate::history::TxnRecord;
+        // Client 1 holds; paused past its timeout, the server expires its
+        // session (deleting the lock node); client 2 then acquires; client 1
+        // invokes its Release only on resume. Legal: the old hold ended at
+        // the CloseSession commit.
+        let mut b = Builder::new();
+        let a = b.invoke_s(0, 1, Some(7), acq(false));
+        b.complete(a, 10, crate::history::Outcome::Ok { value: tok(1) });
+        b.commit(
+            20,
+            0x1_0000_0005,
+            TxnRecord::CloseSession {
+                session: 7,
+                expired: true,
+                deleted: vec!["/lock/n-1".into()],
+            },
+        );
+        b.ok(15, 30, 2, acq(false), tok(2));
+        b.ok(40, 41, 2, rel(), Value::Unit);
+        b.info(50, 55, 1, rel());
+        // An acquire that "completes" after its session was already closed
+        // (paused between the read and the return) held nothing.
+        let c = b.invoke_s(12, 3, Some(9), acq(false));
+        b.commit(
+            33,
+            0x1_0000_0006,
+            TxnRecord::CloseSession {
+                session: 9,
+                expired: true,
+                deleted: vec!["/lock/n-2".into()],
+            },
+        );
+        b.complete(c, 35, crate::history::Outcome::Ok { value: tok(3) });
+        b.ok(34, 36, 2, acq(false), tok(4));
+        b.info(37, 60, 3, rel());
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+    }
+
+    #[test]
+    fn another_sessions_close_does_not_end_a_hold() {
+        use crate::history::TxnRecord;
+        let mut b = Builder::new();
+        let a = b.invoke_s(0, 1, Some(7), acq(false));
+        b.complete(a, 10, crate::history::Outcome::Ok { value: tok(1) });
+        b.commit(
+            20,
+            0x1_0000_0005,
+            TxnRecord::CloseSession {
+                session: 8,
+                expired: true,
+                deleted: vec![],
+            },
+        );
+        b.ok(15, 30, 2, acq(false), tok(2));
+        b.ok(50, 55, 1, rel(), Value::Unit);
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["mutex-overlap"]);
     }
 
     #[test]

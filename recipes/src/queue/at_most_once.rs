@@ -47,6 +47,9 @@ impl<C: ZkClient, R: Runtime> AtMostOnceConsumer<C, R> {
     /// Takes the head item, or `None` if the queue is empty.
     pub async fn try_take(&self) -> RecipeResult<Option<QueueItem>> {
         let ctx = &self.ctx;
+        // The head is judged against every enqueue completed before the
+        // call: sync first, so a lagging server cannot hide one.
+        ctx.retry(|| ctx.client().sync(&self.layout.items)).await?;
         let children = match ctx.retry(|| ctx.client().get_children(&self.layout.items)).await {
             Ok((c, _)) => c,
             Err(RecipeError::Zk(ZkError::NoNode)) => return Ok(None),
@@ -59,6 +62,7 @@ impl<C: ZkClient, R: Runtime> AtMostOnceConsumer<C, R> {
     pub async fn take(&self) -> RecipeResult<QueueItem> {
         let ctx = &self.ctx;
         let mut states = ctx.client().state_watch();
+        ctx.retry(|| ctx.client().sync(&self.layout.items)).await?;
         loop {
             let (children, _, watch) = match ctx.retry(|| ctx.client().get_children_watch(&self.layout.items)).await {
                 Ok(r) => r,

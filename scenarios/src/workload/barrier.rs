@@ -72,10 +72,13 @@ pub async fn double(mut env: Env) {
     let n = env.clients as usize;
     let zk = env.connect();
     let ctx = env.ctx(zk.clone());
-    let mut b = DoubleBarrier::new(ctx.clone(), DIR, n);
     let mut k: i64 = 0;
     loop {
         k += 1;
+        // A double-barrier directory is single-use (its `ready` node stays),
+        // so every round gets its own; the history names the barrier DIR
+        // and the checker counts rounds per client.
+        let mut b = DoubleBarrier::new(ctx.clone(), format!("{DIR}/round-{k}"), n);
         let id = env.invoke(Some(&zk), Op::BarrierEnter { barrier: DIR.into() });
         match b.enter().await {
             Ok(()) => env.ok(id, Value::Unit),

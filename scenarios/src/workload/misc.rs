@@ -227,6 +227,16 @@ pub async fn membership(mut env: Env) {
     };
     final_barrier(&env, "members-final").await;
     members(&mut env, &m);
+    // Stay in the group until every member has recorded its final view:
+    // leaving (dropping `m` closes its session) before a slower member
+    // read would change that member's view, not show divergence.
+    let n = env.shared.round("members-read");
+    env.shared.set_round("members-read", n + 1);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while env.shared.round("members-read") < env.clients as i64 && Instant::now() < deadline {
+        madsim::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(m);
 }
 
 pub async fn config(mut env: Env) {
