@@ -9,9 +9,10 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
-use futures::FutureExt;
 use serde::{Deserialize, Serialize};
 use zkdst_recipes::zk::{Op, OpResult, SessionId, Stat, WatchedEvent, ZkClient, ZkError};
 
@@ -79,6 +80,12 @@ pub struct WatchRecord {
     /// The step after which the event was first seen (timing-dependent:
     /// the normaliser drops it).
     pub seen_after: Option<usize>,
+    /// When the event arrived relative to the run's other watch events:
+    /// the position in the run's arrival log (every watch future is polled
+    /// as soon as it exists, and its waker logs the delivery). The
+    /// normaliser turns it into the rank among the same client's events.
+    #[serde(default)]
+    pub arrival: Option<usize>,
 }
 
 /// Everything one run observed.
@@ -151,7 +158,9 @@ where
         ops: Vec::with_capacity(steps.len()),
         watches: Vec::new(),
     };
-    let mut pending: Vec<(usize, WatchFuture)> = Vec::new();
+    let mut pending: Vec<(usize, WatchFuture, Waker)> = Vec::new();
+    let log: ArrivalLog = Arc::new(Mutex::new(Vec::new()));
+    let mut ready_now: Vec<(usize, WatchedEvent)> = Vec::new();
     let mut closed = vec![false; clients.len()];
 
     for (index, step) in steps.iter().enumerate() {
@@ -174,8 +183,23 @@ where
                 path: path.to_string(),
                 event: None,
                 seen_after: None,
+                arrival: None,
             });
-            pending.push((trace.watches.len() - 1, Box::pin(w.changed())));
+            let i = trace.watches.len() - 1;
+            let mut fut: WatchFuture = Box::pin(w.changed());
+            // Polled at once, so that its waker is registered before the
+            // event can be delivered.
+            let waker = Waker::from(Arc::new(ArrivalWaker {
+                log: log.clone(),
+                watch: i,
+            }));
+            match fut.as_mut().poll(&mut Context::from_waker(&waker)) {
+                Poll::Ready(event) => {
+                    log.lock().unwrap_or_else(|e| e.into_inner()).push(i);
+                    ready_now.push((i, event));
+                }
+                Poll::Pending => pending.push((i, fut, waker)),
+            }
         };
         let outcome = match step {
             Step::Create { path, data, mode, .. } => match client.create(&absolute(root, path), data, *mode).await {
@@ -306,6 +330,10 @@ where
             versions,
             outcome,
         });
+        for (i, event) in ready_now.drain(..) {
+            trace.watches[i].event = Some(event);
+            trace.watches[i].seen_after = Some(index);
+        }
         sleep(options.step_pause).await;
         poll_watches(&mut pending, &mut trace.watches, index);
     }
@@ -319,16 +347,44 @@ where
     }
     sleep(options.settle).await;
     poll_watches(&mut pending, &mut trace.watches, steps.len());
+    // Arrival positions: the first time each watch's waker fired.
+    let log = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for (pos, i) in log.into_iter().enumerate() {
+        let w = &mut trace.watches[i];
+        if w.event.is_some() && w.arrival.is_none() {
+            w.arrival = Some(pos);
+        }
+    }
     trace
 }
 
-fn poll_watches(pending: &mut Vec<(usize, WatchFuture)>, watches: &mut [WatchRecord], after: usize) {
-    pending.retain_mut(|(i, fut)| match fut.now_or_never() {
-        Some(event) => {
-            watches[*i].event = Some(event);
-            watches[*i].seen_after = Some(after);
-            false
-        }
-        None => true,
-    });
+type ArrivalLog = Arc<Mutex<Vec<usize>>>;
+
+/// A watch future's waker: logs the watch's index when woken (the client
+/// delivered its event, or dropped it).
+struct ArrivalWaker {
+    log: ArrivalLog,
+    watch: usize,
+}
+
+impl Wake for ArrivalWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).push(self.watch);
+    }
+}
+
+fn poll_watches(pending: &mut Vec<(usize, WatchFuture, Waker)>, watches: &mut [WatchRecord], after: usize) {
+    pending.retain_mut(
+        |(i, fut, waker)| match fut.as_mut().poll(&mut Context::from_waker(waker)) {
+            Poll::Ready(event) => {
+                watches[*i].event = Some(event);
+                watches[*i].seen_after = Some(after);
+                false
+            }
+            Poll::Pending => true,
+        },
+    );
 }

@@ -10,6 +10,8 @@
 //! - [`normalize`]: removes what legitimately differs between runs, and
 //!   [`compare`]s two traces.
 //! - [`real`]: running a sequence on a real server with `RealClient`s.
+//! - [`sim`]: running a sequence on a fresh simulated ensemble with
+//!   `SimClient`s.
 
 pub mod exec;
 pub mod normalize;
@@ -17,9 +19,11 @@ pub mod ops;
 pub mod proxy;
 pub mod real;
 pub mod server;
+pub mod sim;
 
 pub use exec::{run_sequence, ExecOptions, OpRecord, Outcome, Trace, WatchKind, WatchRecord};
 pub use normalize::{compare, compare_with, normalize, Divergence, NormalizeOptions};
 pub use ops::{sequence, step, GenConfig, MultiStep, Step, Version};
 pub use proxy::{FaultMode, FaultProxy, ProxyStats};
 pub use server::{RealEnsemble, RealServer, ServerError, ServerOptions};
+pub use sim::{connect_sim_clients, run_sim, SimOptions};

@@ -9,6 +9,7 @@
 //!   trace shows (1, 2, ...), which keeps their order and equalities but not
 //!   the gaps (other sessions, session creation, pings of other tests).
 //! - ctime / mtime: wall clock; set to 0.
+//! - Offsets in an InvalidPath error: counted from the normalised root.
 //! - Session ids: an ephemeral owner becomes its client's index + 1 (0 stays
 //!   0; an unknown session becomes -1).
 //! - The Stat in a `multi`'s create result: ZooKeeper 3.8.0 answers creates
@@ -17,12 +18,16 @@
 //!   (all -1). Blanked to `Stat::default()` on both sides unless
 //!   `keep_multi_create_stat`.
 //! - When a watch event arrived (`seen_after`): timing; dropped. Which event
-//!   each watch delivered is kept.
+//!   each watch delivered is kept, and so is the order in which each client
+//!   received its events (`arrival` becomes the rank among that client's
+//!   events). Which of several watches fired by one notification came first
+//!   is the client library's business: [`compare`] checks each client's
+//!   sequence of events, not which watch took which place in it.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-use zkdst_recipes::zk::{OpResult, PathError, SessionId, Stat, WatchedEvent, ZkError};
+use zkdst_recipes::zk::{OpResult, PathError, PathProblem, SessionId, Stat, WatchedEvent, ZkError};
 
 use crate::exec::{OpRecord, Outcome, Trace, WatchRecord};
 
@@ -75,9 +80,38 @@ pub fn normalize(trace: &Trace, options: &NormalizeOptions) -> Trace {
                 path: n.path(&w.path),
                 event: w.event.as_ref().map(|e| n.event(e)),
                 seen_after: None,
+                arrival: w.event.as_ref().and(w.arrival).map(|a| {
+                    trace
+                        .watches
+                        .iter()
+                        .filter(|o| o.client == w.client && o.event.is_some())
+                        .filter(|o| o.arrival.is_some_and(|b| b < a))
+                        .count()
+                }),
             })
             .collect(),
     }
+}
+
+/// Each client's watch events in the order it received them (a normalised
+/// trace's), as `(client, events)`.
+pub fn event_sequences(trace: &Trace) -> Vec<(usize, Vec<WatchedEvent>)> {
+    let mut by_client: BTreeMap<usize, Vec<(usize, usize, WatchedEvent)>> = BTreeMap::new();
+    for w in &trace.watches {
+        if let Some(e) = &w.event {
+            by_client
+                .entry(w.client)
+                .or_default()
+                .push((w.arrival.unwrap_or(usize::MAX), w.set_at, e.clone()));
+        }
+    }
+    by_client
+        .into_iter()
+        .map(|(c, mut v)| {
+            v.sort_by_key(|(a, set_at, _)| (*a, *set_at));
+            (c, v.into_iter().map(|(_, _, e)| e).collect())
+        })
+        .collect()
 }
 
 fn for_each_stat(outcome: &Outcome, options: &NormalizeOptions, f: &mut impl FnMut(&Stat)) {
@@ -149,10 +183,25 @@ impl Norm<'_> {
 
     fn error(&self, e: &ZkError) -> ZkError {
         match e {
-            ZkError::InvalidPath(pe) => ZkError::InvalidPath(PathError {
-                path: self.path(&pe.path),
-                reason: pe.reason.clone(),
-            }),
+            ZkError::InvalidPath(pe) => {
+                // Offsets into the path count from the normalised root.
+                let shift = if pe.path.starts_with(self.root) {
+                    self.root.len().saturating_sub(1)
+                } else {
+                    0
+                };
+                let at = |a: &usize| a.saturating_sub(shift);
+                let reason = match &pe.reason {
+                    PathProblem::EmptyComponent { at: a } => PathProblem::EmptyComponent { at: at(a) },
+                    PathProblem::RelativeComponent { at: a } => PathProblem::RelativeComponent { at: at(a) },
+                    PathProblem::BadCharacter { at: a, ch } => PathProblem::BadCharacter { at: at(a), ch: *ch },
+                    other => other.clone(),
+                };
+                ZkError::InvalidPath(PathError {
+                    path: self.path(&pe.path),
+                    reason,
+                })
+            }
             other => other.clone(),
         }
     }
@@ -233,6 +282,12 @@ pub enum Divergence {
         left: Box<WatchRecord>,
         right: Box<WatchRecord>,
     },
+    /// A client received its watch events in a different order.
+    WatchOrder {
+        client: usize,
+        left: Vec<WatchedEvent>,
+        right: Vec<WatchedEvent>,
+    },
 }
 
 impl fmt::Display for Divergence {
@@ -265,6 +320,17 @@ impl fmt::Display for Divergence {
                 writeln!(f, "  left:  {:?}", left.event)?;
                 write!(f, "  right: {:?}", right.event)
             }
+            Divergence::WatchOrder { client, left, right } => {
+                writeln!(f, "client {client} received its watch events in a different order:")?;
+                let show = |v: &[WatchedEvent]| {
+                    v.iter()
+                        .map(|e| format!("{:?} {:?} {}", e.event_type, e.state, e.path.as_deref().unwrap_or("-")))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                writeln!(f, "  left:  [{}]", show(left))?;
+                write!(f, "  right: [{}]", show(right))
+            }
         }
     }
 }
@@ -296,7 +362,14 @@ pub fn compare_with(a: &Trace, b: &Trace, options: &NormalizeOptions) -> Result<
         });
     }
     for (l, r) in a.watches.iter().zip(&b.watches) {
-        if l != r {
+        let same = WatchRecord {
+            arrival: None,
+            ..l.clone()
+        } == WatchRecord {
+            arrival: None,
+            ..r.clone()
+        };
+        if !same {
             return Err(Divergence::Watch {
                 set_at: l.set_at,
                 left: Box::new(l.clone()),
@@ -310,6 +383,15 @@ pub fn compare_with(a: &Trace, b: &Trace, options: &NormalizeOptions) -> Result<
             left: a.watches.len(),
             right: b.watches.len(),
         });
+    }
+    for ((client, l), (_, r)) in event_sequences(&a).into_iter().zip(event_sequences(&b)) {
+        if l != r {
+            return Err(Divergence::WatchOrder {
+                client,
+                left: l,
+                right: r,
+            });
+        }
     }
     Ok(())
 }
@@ -361,6 +443,7 @@ mod tests {
                 path: format!("{root}/a"),
                 event: Some(WatchedEvent::node(EventType::NodeDeleted, format!("{root}/a"))),
                 seen_after: Some(base as usize),
+                arrival: Some(0),
             }],
         }
     }

@@ -19,9 +19,10 @@ use std::time::{Duration, Instant};
 
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use zkdst_conformance::real::{connect_clients, fresh_root, run_real};
+use zkdst_conformance::sim::run_sim;
 use zkdst_conformance::{
     compare, run_sequence, sequence, Divergence, ExecOptions, FaultMode, FaultProxy, GenConfig, Outcome, RealEnsemble,
-    RealServer, ServerOptions, Step,
+    RealServer, ServerOptions, SimOptions, Step,
 };
 use zkdst_recipes::real::{RealClient, RealOptions};
 use zkdst_recipes::zk::{
@@ -193,6 +194,139 @@ fn differential_self_consistency() {
     eprintln!("differential outcomes: {:?}", tally.borrow());
     if let Err(e) = result {
         panic!("{e}");
+    }
+    assert!(ops_run.get() > 0, "no op ran");
+}
+
+// ---------------------------------------------------------------------------
+// The differential test: the simulator against the real server.
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+/// A deterministic madsim seed for a sequence (the same steps, the same
+/// simulated run — also while shrinking).
+fn sim_seed(steps: &[Step]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!("{steps:?}").hash(&mut h);
+    h.finish()
+}
+
+/// Every generated sequence runs on the real standalone server (fresh root,
+/// fresh sessions) and on a fresh simulated 1-server ensemble configured
+/// alike (tick 200 ms, extended types, reaping once an hour, children in
+/// a fixed order); the normalised traces — results, Stats, multi results,
+/// each watch's event and each client's event order — must be identical.
+/// `ZKDST_CONFORMANCE_CASES` (default 150), `ZKDST_CONFORMANCE_SEED`.
+#[test]
+fn differential_sim_vs_real() {
+    let _serial = serial();
+    let cases = env_u64("ZKDST_CONFORMANCE_CASES").unwrap_or(150) as u32;
+    let server_options = ServerOptions {
+        container_check_ms: Some(3_600_000),
+        ..ServerOptions::default()
+    };
+    let sim_options = SimOptions {
+        tick_ms: server_options.tick_ms as u64,
+        extended_types: server_options.extended_types,
+        container_check_ms: 3_600_000,
+        ..SimOptions::default()
+    };
+    let server = standalone(server_options);
+    let connect = server.connect_string();
+    // One thread: the adapter's per-watch forwarding tasks then run in the
+    // order the client library woke them, which keeps each session's event
+    // order visible to the executor.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let gen = GenConfig::default();
+    let exec = ExecOptions {
+        step_pause: Duration::from_millis(1),
+        settle: Duration::from_millis(100),
+    };
+    let seed = env_u64("ZKDST_CONFORMANCE_SEED").unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    });
+    eprintln!("sim-vs-real: ZKDST_CONFORMANCE_SEED={seed} ZKDST_CONFORMANCE_CASES={cases}");
+    let mut seed_bytes = [0u8; 32];
+    seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            cases,
+            max_shrink_iters: 256,
+            failure_persistence: None,
+            ..Config::default()
+        },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes),
+    );
+    let started = Instant::now();
+    let (runs, ops_run, watches_fired, real_time, sim_time) = (
+        Cell::new(0usize),
+        Cell::new(0usize),
+        Cell::new(0usize),
+        Cell::new(Duration::ZERO),
+        Cell::new(Duration::ZERO),
+    );
+    let first_failure = std::cell::RefCell::new(None::<String>);
+    let result = runner.run(&sequence(&gen), |steps| {
+        runs.set(runs.get() + 1);
+        let t = Instant::now();
+        let real = rt.block_on(async {
+            tokio::time::timeout(
+                Duration::from_secs(60),
+                run_real(&connect, &fresh_root(), gen.clients, &steps, &exec),
+            )
+            .await
+        });
+        real_time.set(real_time.get() + t.elapsed());
+        let real = real
+            .map_err(|_| TestCaseError::fail("the real run timed out"))?
+            .map_err(|e| TestCaseError::fail(format!("the real run could not start: {e}")))?;
+        let t = Instant::now();
+        let sim = run_sim(
+            sim_seed(&steps),
+            &sim_options,
+            "/conformance",
+            gen.clients,
+            &steps,
+            &exec,
+        )
+        .map_err(|e| TestCaseError::fail(format!("the simulated run failed: {e}")))?;
+        sim_time.set(sim_time.get() + t.elapsed());
+        ops_run.set(ops_run.get() + real.ops.len());
+        watches_fired.set(watches_fired.get() + real.watches.iter().filter(|w| w.event.is_some()).count());
+        compare(&real, &sim).map_err(|d| {
+            let steps: Vec<String> = steps.iter().map(|s| s.to_string()).collect();
+            let msg = format!("(left = real, right = sim) {d}\nsequence:\n  {}", steps.join("\n  "));
+            first_failure.borrow_mut().get_or_insert_with(|| msg.clone());
+            TestCaseError::fail(msg)
+        })
+    });
+    eprintln!(
+        "sim-vs-real: {cases} cases ({} runs incl. shrinking), {} ops, {} watch events, {:?} \
+         (real {:?}, sim {:?})",
+        runs.get(),
+        ops_run.get(),
+        watches_fired.get(),
+        started.elapsed(),
+        real_time.get(),
+        sim_time.get()
+    );
+    if let Err(e) = result {
+        if let Some(first) = first_failure.borrow().as_ref() {
+            eprintln!("first divergence before shrinking:\n{first}");
+        }
+        match e {
+            proptest::test_runner::TestError::Fail(reason, _) => panic!("minimal diverging sequence: {reason}"),
+            other => panic!("{other}"),
+        }
     }
     assert!(ops_run.get() > 0, "no op ran");
 }
