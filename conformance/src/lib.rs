@@ -6,6 +6,7 @@
 //!   ConnectionLoss (with or without the write applied) and session expiry.
 //! - [`ops`]: operation sequences over a few sessions, and their proptest
 //!   generator.
+//! - [`faults`]: fault scenarios over any client, run on both backends.
 //! - [`exec`]: runs a sequence on any `ZkClient` and records a [`Trace`].
 //! - [`normalize`]: removes what legitimately differs between runs, and
 //!   [`compare`]s two traces.
@@ -14,6 +15,7 @@
 //!   `SimClient`s.
 
 pub mod exec;
+pub mod faults;
 pub mod normalize;
 pub mod ops;
 pub mod proxy;

@@ -61,6 +61,19 @@ impl SimOptions {
 /// Client id of the session that creates the root.
 const ADMIN: u32 = 1000;
 
+/// Connects simulated client `id` on its own node and waits until it is
+/// connected. Call inside the simulation.
+pub async fn connect_sim_client(cluster: &mut Cluster, id: u32, session_timeout_ms: i32) -> Result<SimClient, String> {
+    let zk = cluster
+        .spawn_client(id, session_timeout_ms, |zk| async move { zk })
+        .await
+        .map_err(|e| format!("client {id} task: {e}"))?;
+    if !zk.wait_connected(Duration::from_secs(30)).await {
+        return Err(format!("client {id} did not connect"));
+    }
+    Ok(zk)
+}
+
 /// Connects `n` simulated clients (ids 0..n, each on its own node) and
 /// waits until every one is connected. Call inside the simulation.
 pub async fn connect_sim_clients(
