@@ -72,9 +72,53 @@ impl EphemeralType {
     }
 }
 
+/// Java's `String.hashCode` (over UTF-16 code units, wrapping).
+pub fn java_string_hash(s: &str) -> i32 {
+    s.encode_utf16()
+        .fold(0i32, |h, unit| h.wrapping_mul(31).wrapping_add(unit as i32))
+}
+
+/// The order in which a `java.util.HashSet<String>` built by inserting
+/// `(path, insertion key)` pairs in key order iterates them: by bucket of
+/// `HashMap.hash` (`h ^ (h >>> 16)`) in a table of 16 slots doubled while
+/// more than 3/4 full, then by insertion within a bucket. (A table only grows,
+/// so one that was once larger iterates differently; and buckets with 8+
+/// entries in a table of 64+ become trees — neither is modelled.)
+pub fn java_hash_set_order<K: Ord + Copy>(mut entries: Vec<(String, K)>) -> Vec<String> {
+    let mut capacity: usize = 16;
+    while entries.len() * 4 > capacity * 3 {
+        capacity *= 2;
+    }
+    let bucket = |path: &str| {
+        let h = java_string_hash(path) as u32;
+        ((h ^ (h >> 16)) as usize) & (capacity - 1)
+    };
+    entries.sort_by_key(|(path, key)| (bucket(path), *key));
+    entries.into_iter().map(|(p, _)| p).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn java_hash_set_iteration_order() {
+        // Known Java values.
+        assert_eq!(java_string_hash(""), 0);
+        assert_eq!(java_string_hash("a"), 97);
+        assert_eq!(java_string_hash("hello"), 99162322);
+        assert_eq!(java_string_hash("/t-1234-5/a/e"), {
+            let mut h = 0i32;
+            for b in "/t-1234-5/a/e".bytes() {
+                h = h.wrapping_mul(31).wrapping_add(b as i32);
+            }
+            h
+        });
+        // new HashSet<>(List.of("b", "a", "q")) iterates a, b, q: buckets
+        // 97 & 15 = 1, 98 & 15 = 2, 113 & 15 = 1 -> a, q (inserted later), b.
+        let order = java_hash_set_order(vec![("b".to_string(), 0), ("a".to_string(), 1), ("q".to_string(), 2)]);
+        assert_eq!(order, vec!["a", "q", "b"]);
+    }
 
     #[test]
     fn round_trips() {
