@@ -289,9 +289,10 @@ fn differential_sim_vs_real() {
         // The simulated run uses the real run's root: paths decide some
         // orders (a closed session's ephemerals go in Java HashSet order).
         let mut real = None;
-        let mut root = fresh_root();
+        let mut roots = Vec::new();
         for attempt in 0..2 {
-            root = fresh_root();
+            roots.push(fresh_root());
+            let root = roots.last().expect("just pushed");
             let r = rt.block_on(async {
                 tokio::time::timeout(
                     Duration::from_secs(60),
