@@ -12,7 +12,7 @@ use zkdst_recipes::zk::path::{basename, parent};
 use zkdst_recipes::zk::{validate_path, EventType, OpResult, Stat, ZkError, Zxid};
 
 use super::data_tree::{DataTree, SPECIAL_PATHS};
-use super::ephemeral::{java_hash_set_order, EphemeralType};
+use super::ephemeral::{close_session_order, EphemeralType};
 use super::node::Node;
 use super::txn::{failed_multi, Applied, Trigger, Txn, TxnResult};
 
@@ -26,10 +26,9 @@ impl DataTree {
                 TxnResult::CreateSession
             }
             Txn::CloseSession { session } => {
-                // `DataTree.killSession` deletes in the iteration order of
-                // the session's `HashSet<String>` of ephemerals (filled in
-                // creation order), which decides the order of the watch
-                // events; the result lists them sorted.
+                // Deleted in the order 3.8's CloseSessionTxn lists them
+                // (see `close_session_order`), which decides the order of
+                // the watch events; the result lists them sorted.
                 let owned: Vec<(String, Zxid)> = self
                     .ephemerals(*session)
                     .into_iter()
@@ -39,7 +38,7 @@ impl DataTree {
                     })
                     .collect();
                 let mut deleted = Vec::new();
-                for path in java_hash_set_order(owned) {
+                for path in close_session_order(owned) {
                     if self.delete_node(&path, zxid, &mut triggers).is_ok() {
                         deleted.push(path);
                     }
