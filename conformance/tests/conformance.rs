@@ -595,6 +595,32 @@ fn differential_known_cases() {
             ],
         ),
     ];
+    // A closed session's ephemerals go in the order of ZooKeeper's
+    // CloseSessionTxn (a HashSet clone's): several set sizes, seen through
+    // a recursive watch.
+    let mut cases = cases;
+    let names: Vec<String> = [2usize, 3, 5, 7, 13]
+        .iter()
+        .map(|n| format!("a closed session's {n} ephemerals go in CloseSessionTxn order"))
+        .collect();
+    for (k, n) in [2usize, 3, 5, 7, 13].into_iter().enumerate() {
+        let mut steps = vec![create(0, "a"), add(2, "", true)];
+        for i in 0..n {
+            let (path, mode) = match i % 3 {
+                0 => (format!("e{i}"), CreateMode::Ephemeral),
+                1 => ("a/s-".to_string(), CreateMode::EphemeralSequential),
+                _ => (format!("a/x{i}"), CreateMode::Ephemeral),
+            };
+            steps.push(Step::Create {
+                client: 1,
+                path,
+                data: vec![],
+                mode,
+            });
+        }
+        steps.push(Step::Close { client: 1 });
+        cases.push((names[k].as_str(), steps));
+    }
     let mut failures = Vec::new();
     for (name, steps) in &cases {
         let root = fresh_root();
