@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use zkdst_conformance::faults::{self, Nemesis};
-use zkdst_conformance::real::{connect_clients, fresh_root, run_real};
+use zkdst_conformance::real::{connect_clients, fresh_root, run_real, run_real_reusing_root};
 use zkdst_conformance::sim::{connect_sim_client, run_sim};
 use zkdst_conformance::{
     compare, run_sequence, sequence, Divergence, ExecOptions, FaultMode, FaultProxy, GenConfig, Outcome, RealEnsemble,
@@ -280,23 +280,24 @@ fn differential_sim_vs_real() {
         Cell::new(Duration::ZERO),
     );
     let first_failure = std::cell::RefCell::new(None::<String>);
+    let fixed_root = format!("/sim-vs-real-{}", std::process::id());
     let result = runner.run(&sequence(&gen), |steps| {
         runs.set(runs.get() + 1);
         let t = Instant::now();
         // A real run that cannot finish (the shared machine stalled the JVM
         // or the client could not connect) is retried once on a fresh root
         // before it counts as a failure; it is never a divergence.
-        // The simulated run uses the real run's root: paths decide some
-        // orders (a closed session's ephemerals go in Java HashSet order).
+        // Every run uses the same root (cleared first), and so does the
+        // simulated run: paths decide some orders (a closed session's
+        // ephemerals go in Java HashSet order), and shrinking needs runs of
+        // one sequence to repeat.
+        let root = fixed_root.as_str();
         let mut real = None;
-        let mut roots = Vec::new();
         for attempt in 0..2 {
-            roots.push(fresh_root());
-            let root = roots.last().expect("just pushed");
             let r = rt.block_on(async {
                 tokio::time::timeout(
                     Duration::from_secs(60),
-                    run_real(&connect, &root, gen.clients, &steps, &exec),
+                    run_real_reusing_root(&connect, root, gen.clients, &steps, &exec),
                 )
                 .await
             });
