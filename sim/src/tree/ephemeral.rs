@@ -114,7 +114,7 @@ pub fn close_session_order<K: Ord + Copy>(entries: Vec<(String, K)>) -> Vec<Stri
     }
     let t = (original.len() as f32 / 0.75 + 1.0) as usize;
     let capacity = t.next_power_of_two();
-    let mut clone: Vec<(usize, String)> = original.into_iter().enumerate().map(|(i, p)| (i, p)).collect();
+    let mut clone: Vec<(usize, String)> = original.into_iter().enumerate().collect();
     clone.sort_by_key(|(i, path)| (java_bucket(path, capacity), *i));
     clone.into_iter().map(|(_, p)| p).collect()
 }
