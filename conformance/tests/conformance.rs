@@ -5,12 +5,23 @@
 //! tests do not compete with each other for the two cores. ZooKeeper is
 //! installed through scripts/zk/install.sh when missing.
 //!
-//! - `differential_self_consistency`: N generated sequences
-//!   (`ZKDST_CONFORMANCE_CASES`, default 50), each run twice on fresh roots;
-//!   the normalised traces must be identical.
+//! - `differential_sim_vs_real`: N generated sequences
+//!   (`ZKDST_CONFORMANCE_CASES`, default 150; `ZKDST_CONFORMANCE_SEED`
+//!   replays) each run on the real standalone server and on a fresh
+//!   simulated 1-server ensemble; the normalised traces must be identical.
+//!   A divergence shrinks to a minimal sequence, printed.
+//! - `differential_known_cases`: hand-written sequences for corners the
+//!   generator rarely reaches (ZOOKEEPER-4466, close-session order, fan-out).
+//! - `differential_self_consistency`: N sequences (default 50), each run
+//!   twice on the real server; the normalised traces must be identical.
+//! - `fault_*_real_vs_sim`: a lost reply after apply, a client silenced past
+//!   its session timeout, the leader of three killed — each scenario
+//!   (`zkdst_conformance::faults`) on both backends, same outcomes.
 //! - Fault-proxy tests: ConnectionLoss with the write applied (§1.10),
 //!   a silenced session expiring, leader failover keeping sessions.
 //! - Point checks of zookeeper-semantics.md against the real server.
+//!
+//! The recipes on the real server are in tests/recipes_real.rs.
 
 use std::cell::Cell;
 use std::future::Future;
