@@ -2,18 +2,22 @@
 //! a [`Trace`]: every call's result and every one-shot watch's event.
 //!
 //! Steps run strictly one after another (each call is awaited before the
-//! next). Watches are collected without spawning anything: each one-shot
-//! watch's future is polled (never blocked on) after every step, so the
-//! executor is runtime-agnostic; time passes only through the injected
-//! `sleep`, which the simulator implements with virtual time.
+//! next). Watches are collected without spawning anything: each watch's
+//! events are drained by a [`Collector`] that is its own waker (so events
+//! are logged in the order the client delivers them) and polled after every
+//! step; the executor is runtime-agnostic, and time passes only through the
+//! injected `sleep`, which the simulator implements with virtual time.
 
 use std::future::Future;
-use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+
+use futures::stream::{BoxStream, StreamExt};
 use std::time::Duration;
 
-use futures::FutureExt;
 use serde::{Deserialize, Serialize};
-use zkdst_recipes::zk::{Op, OpResult, SessionId, Stat, WatchedEvent, ZkClient, ZkError};
+use zkdst_recipes::zk::{AddWatchMode, Op, OpResult, SessionId, Stat, WatchedEvent, ZkClient, ZkError};
 
 use crate::ops::{absolute, MultiStep, Step, Version};
 
@@ -44,6 +48,7 @@ pub enum Outcome {
         results: Vec<OpResult>,
     },
     Synced,
+    WatchAdded,
     Closed,
     Error(ZkError),
 }
@@ -64,9 +69,13 @@ pub enum WatchKind {
     Exists,
     Data,
     Children,
+    /// `addWatch` PERSISTENT.
+    Persistent,
+    /// `addWatch` PERSISTENT_RECURSIVE.
+    PersistentRecursive,
 }
 
-/// A one-shot watch a step set, and what it delivered.
+/// A watch a step set (one-shot or persistent), and what it delivered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WatchRecord {
     pub client: usize,
@@ -74,8 +83,11 @@ pub struct WatchRecord {
     pub set_at: usize,
     pub kind: WatchKind,
     pub path: String,
-    /// The event, or `None` if it had not fired when the run ended.
+    /// The (first) event, or `None` if it had not fired when the run ended.
     pub event: Option<WatchedEvent>,
+    /// Every event, in order (at most one for a one-shot watch).
+    #[serde(default)]
+    pub events: Vec<WatchedEvent>,
     /// The step after which the event was first seen (timing-dependent:
     /// the normaliser drops it).
     pub seen_after: Option<usize>,
@@ -90,6 +102,11 @@ pub struct Trace {
     pub sessions: Vec<SessionId>,
     pub ops: Vec<OpRecord>,
     pub watches: Vec<WatchRecord>,
+    /// Every delivered event as the index of its watch, in the order the
+    /// clients delivered them (see [`Collector`]): the k-th occurrence of
+    /// watch `i` is `watches[i].events[k]`.
+    #[serde(default)]
+    pub deliveries: Vec<usize>,
 }
 
 /// Pacing of a run.
@@ -111,8 +128,6 @@ impl Default for ExecOptions {
         }
     }
 }
-
-type WatchFuture = Pin<Box<dyn Future<Output = WatchedEvent> + Send>>;
 
 /// The version of `path` as `client` sees it now (0 when it cannot be read).
 async fn current_version<C: ZkClient>(client: &C, path: &str) -> i32 {
@@ -150,8 +165,10 @@ where
         sessions: clients.iter().map(|c| c.session_id()).collect(),
         ops: Vec::with_capacity(steps.len()),
         watches: Vec::new(),
+        deliveries: Vec::new(),
     };
-    let mut pending: Vec<(usize, WatchFuture)> = Vec::new();
+    let log: DeliveryLog = Arc::new(Mutex::new(Vec::new()));
+    let mut collectors: Vec<Arc<Collector>> = Vec::new();
     let mut closed = vec![false; clients.len()];
 
     for (index, step) in steps.iter().enumerate() {
@@ -166,16 +183,26 @@ where
             continue;
         };
         let mut versions = Vec::new();
-        let mut new_watch = |kind, path: &str, w: zkdst_recipes::zk::OneshotWatch| {
+        let mut new_watch = |kind, path: &str, events: BoxStream<'static, WatchedEvent>| {
             trace.watches.push(WatchRecord {
                 client: client_index,
                 set_at: index,
                 kind,
                 path: path.to_string(),
                 event: None,
+                events: Vec::new(),
                 seen_after: None,
             });
-            pending.push((trace.watches.len() - 1, Box::pin(w.changed())));
+            let c = Arc::new(Collector {
+                watch: trace.watches.len() - 1,
+                stream: Mutex::new(Some(events)),
+                again: AtomicBool::new(false),
+                log: log.clone(),
+            });
+            // Polled at once, so that its waker is registered before the
+            // first event can be delivered.
+            c.pump();
+            collectors.push(c);
         };
         let outcome = match step {
             Step::Create { path, data, mode, .. } => match client.create(&absolute(root, path), data, *mode).await {
@@ -205,7 +232,7 @@ where
                 if *watch {
                     match client.exists_watch(&abs).await {
                         Ok((stat, w)) => {
-                            new_watch(WatchKind::Exists, &abs, w);
+                            new_watch(WatchKind::Exists, &abs, oneshot(w));
                             Outcome::Exists(stat)
                         }
                         Err(e) => Outcome::Error(e),
@@ -222,7 +249,7 @@ where
                 if *watch {
                     match client.get_data_watch(&abs).await {
                         Ok((data, stat, w)) => {
-                            new_watch(WatchKind::Data, &abs, w);
+                            new_watch(WatchKind::Data, &abs, oneshot(w));
                             Outcome::Data { data, stat }
                         }
                         Err(e) => Outcome::Error(e),
@@ -239,7 +266,7 @@ where
                 if *watch {
                     match client.get_children_watch(&abs).await {
                         Ok((children, stat, w)) => {
-                            new_watch(WatchKind::Children, &abs, w);
+                            new_watch(WatchKind::Children, &abs, oneshot(w));
                             Outcome::Children {
                                 children: sorted(children),
                                 stat,
@@ -290,6 +317,21 @@ where
                     },
                 }
             }
+            Step::AddWatch { path, recursive, .. } => {
+                let abs = absolute(root, path);
+                let (mode, kind) = if *recursive {
+                    (AddWatchMode::PersistentRecursive, WatchKind::PersistentRecursive)
+                } else {
+                    (AddWatchMode::Persistent, WatchKind::Persistent)
+                };
+                match client.add_watch(&abs, mode).await {
+                    Ok(w) => {
+                        new_watch(kind, &abs, persistent(w));
+                        Outcome::WatchAdded
+                    }
+                    Err(e) => Outcome::Error(e),
+                }
+            }
             Step::Sync { path, .. } => match client.sync(&absolute(root, path)).await {
                 Ok(()) => Outcome::Synced,
                 Err(e) => Outcome::Error(e),
@@ -307,7 +349,7 @@ where
             outcome,
         });
         sleep(options.step_pause).await;
-        poll_watches(&mut pending, &mut trace.watches, index);
+        collect(&collectors, &log, &mut trace, index);
     }
 
     // Every notification of an earlier write reaches a client before the
@@ -318,17 +360,93 @@ where
         }
     }
     sleep(options.settle).await;
-    poll_watches(&mut pending, &mut trace.watches, steps.len());
+    collect(&collectors, &log, &mut trace, steps.len());
     trace
 }
 
-fn poll_watches(pending: &mut Vec<(usize, WatchFuture)>, watches: &mut [WatchRecord], after: usize) {
-    pending.retain_mut(|(i, fut)| match fut.now_or_never() {
-        Some(event) => {
-            watches[*i].event = Some(event);
-            watches[*i].seen_after = Some(after);
-            false
+/// Pumps every collector (in case an event arrived without a wake) and
+/// moves newly logged deliveries into the trace.
+fn collect(collectors: &[Arc<Collector>], log: &DeliveryLog, trace: &mut Trace, after: usize) {
+    for c in collectors {
+        c.pump();
+    }
+    let new: Vec<(usize, WatchedEvent)> = std::mem::take(&mut *log.lock().unwrap_or_else(|e| e.into_inner()));
+    for (i, event) in new {
+        let w = &mut trace.watches[i];
+        if w.event.is_none() {
+            w.event = Some(event.clone());
+            w.seen_after = Some(after);
         }
-        None => true,
-    });
+        w.events.push(event);
+        trace.deliveries.push(i);
+    }
+}
+
+fn oneshot(w: zkdst_recipes::zk::OneshotWatch) -> BoxStream<'static, WatchedEvent> {
+    futures::stream::once(w.changed()).boxed()
+}
+
+/// A persistent watch's events until (and including) a terminal session
+/// event.
+fn persistent(w: zkdst_recipes::zk::PersistentWatch) -> BoxStream<'static, WatchedEvent> {
+    futures::stream::unfold(Some(w), |w| async move {
+        let mut w = w?;
+        let e = w.changed().await;
+        let end = e.is_session_event() && e.state.is_terminal();
+        Some((e, (!end).then_some(w)))
+    })
+    .boxed()
+}
+
+type DeliveryLog = Arc<Mutex<Vec<(usize, WatchedEvent)>>>;
+
+/// One watch's events, taken out of the client's channel the moment the
+/// client delivers them: the collector is its own stream's waker, and when
+/// woken (inside the client's send) it drains the stream into the run's
+/// delivery log. So the log holds every client's events in the order that
+/// client delivered them, across watches.
+pub struct Collector {
+    watch: usize,
+    stream: Mutex<Option<BoxStream<'static, WatchedEvent>>>,
+    /// Set by a wake that found the stream busy: the holder polls again.
+    again: AtomicBool,
+    log: DeliveryLog,
+}
+
+impl Collector {
+    fn pump(self: &Arc<Self>) {
+        self.again.store(true, Ordering::SeqCst);
+        loop {
+            let Ok(mut stream) = self.stream.try_lock() else {
+                // The holder sees `again` and polls once more.
+                return;
+            };
+            let waker = Waker::from(self.clone());
+            let mut cx = Context::from_waker(&waker);
+            while self.again.swap(false, Ordering::SeqCst) {
+                while let Some(s) = stream.as_mut() {
+                    match s.poll_next_unpin(&mut cx) {
+                        Poll::Ready(Some(e)) => {
+                            self.log.lock().unwrap_or_else(|p| p.into_inner()).push((self.watch, e))
+                        }
+                        Poll::Ready(None) => *stream = None,
+                        Poll::Pending => break,
+                    }
+                }
+            }
+            drop(stream);
+            if !self.again.load(Ordering::SeqCst) {
+                return;
+            }
+        }
+    }
+}
+
+impl Wake for Collector {
+    fn wake(self: Arc<Self>) {
+        self.pump();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.pump();
+    }
 }

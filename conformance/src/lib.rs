@@ -6,20 +6,26 @@
 //!   ConnectionLoss (with or without the write applied) and session expiry.
 //! - [`ops`]: operation sequences over a few sessions, and their proptest
 //!   generator.
+//! - [`faults`]: fault scenarios over any client, run on both backends.
 //! - [`exec`]: runs a sequence on any `ZkClient` and records a [`Trace`].
 //! - [`normalize`]: removes what legitimately differs between runs, and
 //!   [`compare`]s two traces.
 //! - [`real`]: running a sequence on a real server with `RealClient`s.
+//! - [`sim`]: running a sequence on a fresh simulated ensemble with
+//!   `SimClient`s.
 
 pub mod exec;
+pub mod faults;
 pub mod normalize;
 pub mod ops;
 pub mod proxy;
 pub mod real;
 pub mod server;
+pub mod sim;
 
 pub use exec::{run_sequence, ExecOptions, OpRecord, Outcome, Trace, WatchKind, WatchRecord};
 pub use normalize::{compare, compare_with, normalize, Divergence, NormalizeOptions};
 pub use ops::{sequence, step, GenConfig, MultiStep, Step, Version};
 pub use proxy::{FaultMode, FaultProxy, ProxyStats};
 pub use server::{RealEnsemble, RealServer, ServerError, ServerOptions};
+pub use sim::{connect_sim_clients, run_sim, SimOptions};

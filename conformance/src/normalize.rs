@@ -9,6 +9,7 @@
 //!   trace shows (1, 2, ...), which keeps their order and equalities but not
 //!   the gaps (other sessions, session creation, pings of other tests).
 //! - ctime / mtime: wall clock; set to 0.
+//! - Offsets in an InvalidPath error: counted from the normalised root.
 //! - Session ids: an ephemeral owner becomes its client's index + 1 (0 stays
 //!   0; an unknown session becomes -1).
 //! - The Stat in a `multi`'s create result: ZooKeeper 3.8.0 answers creates
@@ -17,14 +18,18 @@
 //!   (all -1). Blanked to `Stat::default()` on both sides unless
 //!   `keep_multi_create_stat`.
 //! - When a watch event arrived (`seen_after`): timing; dropped. Which event
-//!   each watch delivered is kept.
+//!   each watch delivered is kept, and so is the order in which each client
+//!   received its one-shot watch events (see [`event_sequences`]). Which of
+//!   several watches fired by one notification came first is the client
+//!   library's business: [`compare`] checks each client's sequence of
+//!   events, not which watch took which place in it.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-use zkdst_recipes::zk::{OpResult, PathError, SessionId, Stat, WatchedEvent, ZkError};
+use zkdst_recipes::zk::{OpResult, PathError, PathProblem, SessionId, Stat, WatchedEvent, ZkError};
 
-use crate::exec::{OpRecord, Outcome, Trace, WatchRecord};
+use crate::exec::{OpRecord, Outcome, Trace, WatchKind, WatchRecord};
 
 /// Normaliser switches.
 #[derive(Debug, Clone, Default)]
@@ -74,10 +79,39 @@ pub fn normalize(trace: &Trace, options: &NormalizeOptions) -> Trace {
                 kind: w.kind,
                 path: n.path(&w.path),
                 event: w.event.as_ref().map(|e| n.event(e)),
+                events: w.events.iter().map(|e| n.event(e)).collect(),
                 seen_after: None,
             })
             .collect(),
+        deliveries: trace.deliveries.clone(),
     }
+}
+
+/// Each client's one-shot watch events in the order it received them, as
+/// `(client, events)` for every client that received any.
+///
+/// Persistent watches are left out: each one's own event list is compared
+/// watch by watch, but how its events interleave with other watches' is not
+/// observable through `RealClient`, which forwards every watch through its
+/// own task (a persistent watch's task may deliver two queued events before
+/// a one-shot watch's task delivers the first one's twin). One-shot
+/// forwarding tasks each deliver one event and run in the order the client
+/// library woke them (a current-thread runtime), so their order is the
+/// client's.
+pub fn event_sequences(trace: &Trace) -> Vec<(usize, Vec<WatchedEvent>)> {
+    let mut by_client: BTreeMap<usize, Vec<WatchedEvent>> = BTreeMap::new();
+    let mut taken = vec![0usize; trace.watches.len()];
+    for &i in &trace.deliveries {
+        let Some(w) = trace.watches.get(i) else { continue };
+        if matches!(w.kind, WatchKind::Persistent | WatchKind::PersistentRecursive) {
+            continue;
+        }
+        if let Some(e) = w.events.get(taken[i]) {
+            by_client.entry(w.client).or_default().push(e.clone());
+        }
+        taken[i] += 1;
+    }
+    by_client.into_iter().collect()
 }
 
 fn for_each_stat(outcome: &Outcome, options: &NormalizeOptions, f: &mut impl FnMut(&Stat)) {
@@ -149,10 +183,25 @@ impl Norm<'_> {
 
     fn error(&self, e: &ZkError) -> ZkError {
         match e {
-            ZkError::InvalidPath(pe) => ZkError::InvalidPath(PathError {
-                path: self.path(&pe.path),
-                reason: pe.reason.clone(),
-            }),
+            ZkError::InvalidPath(pe) => {
+                // Offsets into the path count from the normalised root.
+                let shift = if pe.path.starts_with(self.root) {
+                    self.root.len().saturating_sub(1)
+                } else {
+                    0
+                };
+                let at = |a: &usize| a.saturating_sub(shift);
+                let reason = match &pe.reason {
+                    PathProblem::EmptyComponent { at: a } => PathProblem::EmptyComponent { at: at(a) },
+                    PathProblem::RelativeComponent { at: a } => PathProblem::RelativeComponent { at: at(a) },
+                    PathProblem::BadCharacter { at: a, ch } => PathProblem::BadCharacter { at: at(a), ch: *ch },
+                    other => other.clone(),
+                };
+                ZkError::InvalidPath(PathError {
+                    path: self.path(&pe.path),
+                    reason,
+                })
+            }
             other => other.clone(),
         }
     }
@@ -227,11 +276,18 @@ pub enum Divergence {
         left: Box<OpRecord>,
         right: Box<OpRecord>,
     },
-    /// The watch set by step `set_at` delivered different events.
+    /// The watch set by step `set_at` delivered different events (for a
+    /// persistent watch: a different list).
     Watch {
         set_at: usize,
         left: Box<WatchRecord>,
         right: Box<WatchRecord>,
+    },
+    /// A client received its watch events in a different order.
+    WatchOrder {
+        client: usize,
+        left: Vec<WatchedEvent>,
+        right: Vec<WatchedEvent>,
     },
 }
 
@@ -262,8 +318,19 @@ impl fmt::Display for Divergence {
                     "watch set by op {set_at} (client {}, {:?} {}) diverges:",
                     left.client, left.kind, left.path
                 )?;
-                writeln!(f, "  left:  {:?}", left.event)?;
-                write!(f, "  right: {:?}", right.event)
+                writeln!(f, "  left:  {:?}", left.events)?;
+                write!(f, "  right: {:?}", right.events)
+            }
+            Divergence::WatchOrder { client, left, right } => {
+                writeln!(f, "client {client} received its watch events in a different order:")?;
+                let show = |v: &[WatchedEvent]| {
+                    v.iter()
+                        .map(|e| format!("{:?} {:?} {}", e.event_type, e.state, e.path.as_deref().unwrap_or("-")))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                writeln!(f, "  left:  [{}]", show(left))?;
+                write!(f, "  right: [{}]", show(right))
             }
         }
     }
@@ -310,6 +377,23 @@ pub fn compare_with(a: &Trace, b: &Trace, options: &NormalizeOptions) -> Result<
             left: a.watches.len(),
             right: b.watches.len(),
         });
+    }
+    let (la, lb) = (event_sequences(&a), event_sequences(&b));
+    for client in 0..a.sessions.len().max(b.sessions.len()) {
+        let get = |v: &[(usize, Vec<WatchedEvent>)]| {
+            v.iter()
+                .find(|(c, _)| *c == client)
+                .map(|(_, e)| e.clone())
+                .unwrap_or_default()
+        };
+        let (l, r) = (get(&la), get(&lb));
+        if l != r {
+            return Err(Divergence::WatchOrder {
+                client,
+                left: l,
+                right: r,
+            });
+        }
     }
     Ok(())
 }
@@ -360,8 +444,10 @@ mod tests {
                 kind: crate::exec::WatchKind::Exists,
                 path: format!("{root}/a"),
                 event: Some(WatchedEvent::node(EventType::NodeDeleted, format!("{root}/a"))),
+                events: vec![WatchedEvent::node(EventType::NodeDeleted, format!("{root}/a"))],
                 seen_after: Some(base as usize),
             }],
+            deliveries: vec![0],
         }
     }
 
@@ -394,6 +480,8 @@ mod tests {
 
         let mut c = trace("/t-3", 100, [0x111, 0x222], 1000);
         c.watches[0].event = None;
+        c.watches[0].events.clear();
+        c.deliveries.clear();
         let d = compare(&a, &c).expect_err("watch differs");
         assert!(matches!(d, Divergence::Watch { set_at: 0, .. }), "{d}");
 
@@ -404,5 +492,37 @@ mod tests {
             stat.mzxid = 103;
         }
         assert!(compare(&a, &e).is_err());
+    }
+
+    #[test]
+    fn a_clients_event_order_is_compared() {
+        let mut a = trace("/t-1", 100, [0x111, 0x222], 1000);
+        let second = WatchRecord {
+            set_at: 1,
+            kind: crate::exec::WatchKind::Children,
+            event: Some(WatchedEvent::node(EventType::NodeChildrenChanged, "/t-1".to_string())),
+            events: vec![WatchedEvent::node(EventType::NodeChildrenChanged, "/t-1".to_string())],
+            ..a.watches[0].clone()
+        };
+        a.watches.push(second);
+        a.deliveries = vec![0, 1];
+        let mut b = a.clone();
+        b.root = "/t-2".to_string();
+        for w in &mut b.watches {
+            for e in w.events.iter_mut().chain(w.event.iter_mut()) {
+                e.path = e.path.as_ref().map(|p| p.replace("/t-1", "/t-2"));
+            }
+            w.path = w.path.replace("/t-1", "/t-2");
+        }
+        if let Outcome::Created { path, .. } = &mut b.ops[0].outcome {
+            *path = path.replace("/t-1", "/t-2");
+        }
+        if let Outcome::Created { path, .. } = &mut b.ops[1].outcome {
+            *path = path.replace("/t-1", "/t-2");
+        }
+        assert_eq!(compare(&a, &b), Ok(()));
+        b.deliveries = vec![1, 0];
+        let d = compare(&a, &b).expect_err("order differs");
+        assert!(matches!(d, Divergence::WatchOrder { client: 1, .. }), "{d}");
     }
 }

@@ -130,6 +130,12 @@ pub enum Step {
         client: usize,
         path: String,
     },
+    /// `addWatch`: PERSISTENT, or PERSISTENT_RECURSIVE.
+    AddWatch {
+        client: usize,
+        path: String,
+        recursive: bool,
+    },
     /// Closes the client's session (its ephemerals go, its watches get
     /// `Closed`, its later calls fail).
     Close {
@@ -148,6 +154,7 @@ impl Step {
             | Step::GetChildren { client, .. }
             | Step::Multi { client, .. }
             | Step::Sync { client, .. }
+            | Step::AddWatch { client, .. }
             | Step::Close { client } => *client,
         }
     }
@@ -175,6 +182,14 @@ impl fmt::Display for Step {
             Step::GetChildren { client, path, watch } => write!(f, "c{client} get_children /{path}{}", w(watch)),
             Step::Multi { client, ops } => write!(f, "c{client} multi {ops:?}"),
             Step::Sync { client, path } => write!(f, "c{client} sync /{path}"),
+            Step::AddWatch {
+                client,
+                path,
+                recursive,
+            } => {
+                let mode = if *recursive { "recursive" } else { "persistent" };
+                write!(f, "c{client} add_watch /{path} {mode}")
+            }
             Step::Close { client } => write!(f, "c{client} close"),
         }
     }
@@ -194,6 +209,8 @@ pub struct GenConfig {
     pub close: bool,
     /// Generate a few malformed paths (rejected before sending).
     pub bad_paths: bool,
+    /// Generate `addWatch` steps (persistent and persistent-recursive).
+    pub persistent_watches: bool,
 }
 
 impl Default for GenConfig {
@@ -205,6 +222,7 @@ impl Default for GenConfig {
             ttl: true,
             close: true,
             bad_paths: true,
+            persistent_watches: true,
         }
     }
 }
@@ -404,7 +422,19 @@ pub fn step(config: &GenConfig) -> BoxedStrategy<Step> {
         ),
     ];
     if config.close {
-        choices.push((1, c.prop_map(|client| Step::Close { client }).boxed()));
+        choices.push((1, c.clone().prop_map(|client| Step::Close { client }).boxed()));
+    }
+    if config.persistent_watches {
+        choices.push((
+            2,
+            (c, node_path(), any::<bool>())
+                .prop_map(|(client, path, recursive)| Step::AddWatch {
+                    client,
+                    path,
+                    recursive,
+                })
+                .boxed(),
+        ));
     }
     proptest::strategy::Union::new_weighted(choices).boxed()
 }
@@ -494,6 +524,7 @@ mod tests {
             "multi3+",
             "sync",
             "close",
+            "add_watch",
         ] {
             assert!(seen.contains(want), "never generated {want}: {seen:?}");
         }

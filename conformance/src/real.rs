@@ -48,3 +48,54 @@ pub async fn run_real(
     }
     Ok(trace)
 }
+
+/// Deletes `path` and everything under it (children first), through one
+/// session. Missing nodes are fine. Bounded: at most `limit` nodes.
+pub async fn delete_tree<C: ZkClient>(zk: &C, path: &str, limit: usize) -> Result<(), ZkError> {
+    let mut stack = vec![(path.to_string(), false)];
+    let mut budget = limit;
+    while let Some((p, expanded)) = stack.pop() {
+        if budget == 0 {
+            return Err(ZkError::InvalidArgument(format!(
+                "more than {limit} nodes under {path}"
+            )));
+        }
+        if expanded {
+            budget -= 1;
+            match zk.delete(&p, -1).await {
+                Ok(()) | Err(ZkError::NoNode) => {}
+                Err(e) => return Err(e),
+            }
+            continue;
+        }
+        match zk.get_children(&p).await {
+            Ok((children, _)) => {
+                stack.push((p.clone(), true));
+                for c in children {
+                    stack.push((format!("{p}/{c}"), false));
+                }
+            }
+            Err(ZkError::NoNode) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// [`run_real`] on a root that is deleted first if it exists, so that the
+/// same root name can serve every run (paths decide some orders on the
+/// server — a closed session's ephemerals go in Java HashSet order — so a
+/// fixed root makes a run repeatable, which shrinking needs).
+pub async fn run_real_reusing_root(
+    connect: &str,
+    root: &str,
+    clients: usize,
+    steps: &[Step],
+    options: &ExecOptions,
+) -> Result<Trace, ZkError> {
+    let admin = RealClient::connect(connect).await?;
+    let cleared = delete_tree(&admin, root, 10_000).await;
+    admin.close().await;
+    cleared?;
+    run_real(connect, root, clients, steps, options).await
+}

@@ -5,12 +5,23 @@
 //! tests do not compete with each other for the two cores. ZooKeeper is
 //! installed through scripts/zk/install.sh when missing.
 //!
-//! - `differential_self_consistency`: N generated sequences
-//!   (`ZKDST_CONFORMANCE_CASES`, default 50), each run twice on fresh roots;
-//!   the normalised traces must be identical.
+//! - `differential_sim_vs_real`: N generated sequences
+//!   (`ZKDST_CONFORMANCE_CASES`, default 150; `ZKDST_CONFORMANCE_SEED`
+//!   replays) each run on the real standalone server and on a fresh
+//!   simulated 1-server ensemble; the normalised traces must be identical.
+//!   A divergence shrinks to a minimal sequence, printed.
+//! - `differential_known_cases`: hand-written sequences for corners the
+//!   generator rarely reaches (ZOOKEEPER-4466, close-session order, fan-out).
+//! - `differential_self_consistency`: N sequences (default 50), each run
+//!   twice on the real server; the normalised traces must be identical.
+//! - `fault_*_real_vs_sim`: a lost reply after apply, a client silenced past
+//!   its session timeout, the leader of three killed — each scenario
+//!   (`zkdst_conformance::faults`) on both backends, same outcomes.
 //! - Fault-proxy tests: ConnectionLoss with the write applied (§1.10),
 //!   a silenced session expiring, leader failover keeping sessions.
 //! - Point checks of zookeeper-semantics.md against the real server.
+//!
+//! The recipes on the real server are in tests/recipes_real.rs.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -18,15 +29,21 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
-use zkdst_conformance::real::{connect_clients, fresh_root, run_real};
+use zkdst_conformance::faults::{self, Nemesis};
+use zkdst_conformance::real::{connect_clients, fresh_root, run_real, run_real_reusing_root};
+use zkdst_conformance::sim::{connect_sim_client, run_sim};
 use zkdst_conformance::{
     compare, run_sequence, sequence, Divergence, ExecOptions, FaultMode, FaultProxy, GenConfig, Outcome, RealEnsemble,
-    RealServer, ServerOptions, Step,
+    RealServer, ServerOptions, SimOptions, Step,
 };
 use zkdst_recipes::real::{RealClient, RealOptions};
 use zkdst_recipes::zk::{
     AddWatchMode, CreateMode, EventType, Op, OpResult, SessionState, StateWatch, ZkClient, ZkError, ANY_VERSION,
 };
+use zkdst_sim::client::SimClient;
+use zkdst_sim::cluster::{Cluster, NodeRef};
+use zkdst_sim::recorder::Recorder;
+use zkdst_sim::runner::run_seed;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -153,9 +170,19 @@ fn differential_self_consistency() {
     let result = runner.run(&sequence(&gen), |steps| {
         let (a, b) = rt.block_on(async {
             let limit = Duration::from_secs(60);
-            let (root_a, root_b) = (fresh_root(), fresh_root());
-            let a = tokio::time::timeout(limit, run_real(&connect, &root_a, gen.clients, &steps, &exec)).await;
-            let b = tokio::time::timeout(limit, run_real(&connect, &root_b, gen.clients, &steps, &exec)).await;
+            // One root name for both runs (cleared in between): a closed
+            // session's ephemerals go in an order that depends on their paths.
+            let root = format!("/self-{}", std::process::id());
+            let a = tokio::time::timeout(
+                limit,
+                run_real_reusing_root(&connect, &root, gen.clients, &steps, &exec),
+            )
+            .await;
+            let b = tokio::time::timeout(
+                limit,
+                run_real_reusing_root(&connect, &root, gen.clients, &steps, &exec),
+            )
+            .await;
             (a, b)
         });
         let a = a
@@ -195,6 +222,454 @@ fn differential_self_consistency() {
         panic!("{e}");
     }
     assert!(ops_run.get() > 0, "no op ran");
+}
+
+// ---------------------------------------------------------------------------
+// The differential test: the simulator against the real server.
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+/// A deterministic madsim seed for a sequence (the same steps, the same
+/// simulated run — also while shrinking).
+fn sim_seed(steps: &[Step]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!("{steps:?}").hash(&mut h);
+    h.finish()
+}
+
+/// Every generated sequence runs on the real standalone server (fresh root,
+/// fresh sessions) and on a fresh simulated 1-server ensemble configured
+/// alike (tick 200 ms, extended types, reaping once an hour, children in
+/// a fixed order); the normalised traces — results, Stats, multi results,
+/// each watch's event and each client's event order — must be identical.
+/// `ZKDST_CONFORMANCE_CASES` (default 150), `ZKDST_CONFORMANCE_SEED`.
+#[test]
+fn differential_sim_vs_real() {
+    let _serial = serial();
+    let cases = env_u64("ZKDST_CONFORMANCE_CASES").unwrap_or(150) as u32;
+    let server_options = ServerOptions {
+        container_check_ms: Some(3_600_000),
+        ..ServerOptions::default()
+    };
+    let sim_options = SimOptions {
+        tick_ms: server_options.tick_ms as u64,
+        extended_types: server_options.extended_types,
+        container_check_ms: 3_600_000,
+        ..SimOptions::default()
+    };
+    let server = standalone(server_options);
+    let connect = server.connect_string();
+    // One thread: the adapter's per-watch forwarding tasks then run in the
+    // order the client library woke them, which keeps each session's event
+    // order visible to the executor.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let gen = GenConfig::default();
+    let exec = ExecOptions {
+        step_pause: Duration::from_millis(1),
+        settle: Duration::from_millis(100),
+    };
+    let seed = env_u64("ZKDST_CONFORMANCE_SEED").unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    });
+    eprintln!("sim-vs-real: ZKDST_CONFORMANCE_SEED={seed} ZKDST_CONFORMANCE_CASES={cases}");
+    let mut seed_bytes = [0u8; 32];
+    seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            cases,
+            max_shrink_iters: 256,
+            failure_persistence: None,
+            ..Config::default()
+        },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes),
+    );
+    let started = Instant::now();
+    let (runs, ops_run, watches_fired, real_time, sim_time) = (
+        Cell::new(0usize),
+        Cell::new(0usize),
+        Cell::new(0usize),
+        Cell::new(Duration::ZERO),
+        Cell::new(Duration::ZERO),
+    );
+    let first_failure = std::cell::RefCell::new(None::<String>);
+    let fixed_root = format!("/sim-vs-real-{}", std::process::id());
+    let result = runner.run(&sequence(&gen), |steps| {
+        runs.set(runs.get() + 1);
+        let t = Instant::now();
+        // A real run that cannot finish (the shared machine stalled the JVM
+        // or the client could not connect) is retried once on a fresh root
+        // before it counts as a failure; it is never a divergence.
+        // Every run uses the same root (cleared first), and so does the
+        // simulated run: paths decide some orders (a closed session's
+        // ephemerals go in Java HashSet order), and shrinking needs runs of
+        // one sequence to repeat.
+        let root = fixed_root.as_str();
+        let mut real = None;
+        for attempt in 0..2 {
+            let r = rt.block_on(async {
+                tokio::time::timeout(
+                    Duration::from_secs(60),
+                    run_real_reusing_root(&connect, root, gen.clients, &steps, &exec),
+                )
+                .await
+            });
+            match r {
+                Ok(Ok(trace)) => {
+                    real = Some(Ok(trace));
+                    break;
+                }
+                Ok(Err(e)) => real = Some(Err(format!("the real run could not start: {e}"))),
+                Err(_) => real = Some(Err("the real run timed out (60 s)".to_string())),
+            }
+            eprintln!(
+                "sim-vs-real: attempt {attempt}: {:?}",
+                real.as_ref().and_then(|r| r.as_ref().err())
+            );
+        }
+        real_time.set(real_time.get() + t.elapsed());
+        let real = real.expect("at least one attempt").map_err(TestCaseError::fail)?;
+        let t = Instant::now();
+        let sim = run_sim(
+            sim_seed(&steps),
+            &sim_options,
+            "/conformance",
+            gen.clients,
+            &steps,
+            &exec,
+        )
+        .map_err(|e| TestCaseError::fail(format!("the simulated run failed: {e}")))?;
+        sim_time.set(sim_time.get() + t.elapsed());
+        ops_run.set(ops_run.get() + real.ops.len());
+        watches_fired.set(watches_fired.get() + real.watches.iter().filter(|w| w.event.is_some()).count());
+        compare(&real, &sim).map_err(|d| {
+            let steps: Vec<String> = steps.iter().map(|s| s.to_string()).collect();
+            let msg = format!("(left = real, right = sim) {d}\nsequence:\n  {}", steps.join("\n  "));
+            first_failure.borrow_mut().get_or_insert_with(|| msg.clone());
+            TestCaseError::fail(msg)
+        })
+    });
+    eprintln!(
+        "sim-vs-real: {cases} cases ({} runs incl. shrinking), {} ops, {} watch events, {:?} \
+         (real {:?}, sim {:?})",
+        runs.get(),
+        ops_run.get(),
+        watches_fired.get(),
+        started.elapsed(),
+        real_time.get(),
+        sim_time.get()
+    );
+    if let Err(e) = result {
+        if let Some(first) = first_failure.borrow().as_ref() {
+            eprintln!("first divergence before shrinking:\n{first}");
+        }
+        match e {
+            proptest::test_runner::TestError::Fail(reason, _) => panic!("minimal diverging sequence: {reason}"),
+            other => panic!("{other}"),
+        }
+    }
+    assert!(ops_run.get() > 0, "no op ran");
+}
+
+/// Hand-written sequences for the corners the generator reaches rarely:
+/// watches of several kinds by one session on one path (ZOOKEEPER-4466),
+/// one notification fanned out to several watches, the order of the events
+/// of one delete, multi triggers. Each runs on both backends.
+#[test]
+fn differential_known_cases() {
+    let _serial = serial();
+    let server = standalone(ServerOptions {
+        container_check_ms: Some(3_600_000),
+        ..ServerOptions::default()
+    });
+    let connect = server.connect_string();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let exec = ExecOptions::default();
+    let create = |client, path: &str| Step::Create {
+        client,
+        path: path.into(),
+        data: vec![],
+        mode: CreateMode::Persistent,
+    };
+    let children = |client, path: &str| Step::GetChildren {
+        client,
+        path: path.into(),
+        watch: true,
+    };
+    let data = |client, path: &str| Step::GetData {
+        client,
+        path: path.into(),
+        watch: true,
+    };
+    let exists = |client, path: &str| Step::Exists {
+        client,
+        path: path.into(),
+        watch: true,
+    };
+    let add = |client, path: &str, recursive| Step::AddWatch {
+        client,
+        path: path.into(),
+        recursive,
+    };
+    let delete = |client, path: &str| Step::Delete {
+        client,
+        path: path.into(),
+        version: zkdst_conformance::Version::Any,
+    };
+    let set = |client, path: &str| Step::SetData {
+        client,
+        path: path.into(),
+        data: b"x".to_vec(),
+        version: zkdst_conformance::Version::Any,
+    };
+    let cases: Vec<(&str, Vec<Step>)> = vec![
+        (
+            "child watch, then recursive on the same path (ZOOKEEPER-4466)",
+            vec![
+                create(0, "a"),
+                children(1, "a"),
+                add(1, "a", true),
+                create(0, "a/b"),
+                set(0, "a"),
+            ],
+        ),
+        (
+            "recursive, then child watch on the same path",
+            vec![
+                create(0, "a"),
+                add(1, "a", true),
+                children(1, "a"),
+                create(0, "a/b"),
+                delete(0, "a/b"),
+            ],
+        ),
+        (
+            "persistent, then a one-shot data watch on the same path",
+            vec![
+                create(0, "a"),
+                add(1, "a", false),
+                data(1, "a"),
+                set(0, "a"),
+                set(0, "a"),
+                create(0, "a/b"),
+            ],
+        ),
+        (
+            "one-shot data watch, then persistent on the same path",
+            vec![
+                create(0, "a"),
+                data(1, "a"),
+                add(1, "a", false),
+                set(0, "a"),
+                set(0, "a"),
+                create(0, "a/b"),
+            ],
+        ),
+        (
+            "persistent then recursive on the same path",
+            vec![
+                create(0, "a"),
+                add(1, "a", false),
+                add(1, "a", true),
+                create(0, "a/b"),
+                set(0, "a/b"),
+                set(0, "a"),
+            ],
+        ),
+        (
+            "recursive on the parent, child watch on a child",
+            vec![
+                create(0, "a"),
+                create(0, "a/b"),
+                add(1, "a", true),
+                children(1, "a/b"),
+                create(0, "a/b/c"),
+                delete(0, "a/b/c"),
+            ],
+        ),
+        (
+            "exists, data and child watches on one node, then delete",
+            vec![
+                create(0, "a"),
+                create(0, "a/b"),
+                exists(1, "a/b"),
+                data(1, "a/b"),
+                children(1, "a/b"),
+                children(1, "a"),
+                delete(0, "a/b"),
+            ],
+        ),
+        (
+            "a delete fires the node's watch before the parent's",
+            vec![
+                create(0, "a"),
+                create(0, "a/b"),
+                children(1, "a"),
+                data(1, "a/b"),
+                exists(2, "a/b"),
+                children(2, "a"),
+                delete(0, "a/b"),
+            ],
+        ),
+        (
+            "a multi's events in op order",
+            vec![
+                create(0, "a"),
+                create(0, "b"),
+                children(1, "a"),
+                children(1, "b"),
+                exists(1, "a/x"),
+                data(1, "b"),
+                Step::Multi {
+                    client: 0,
+                    ops: vec![
+                        zkdst_conformance::MultiStep::SetData {
+                            path: "b".into(),
+                            data: vec![],
+                            version: zkdst_conformance::Version::Any,
+                        },
+                        zkdst_conformance::MultiStep::Create {
+                            path: "b/y".into(),
+                            data: vec![],
+                            mode: CreateMode::Persistent,
+                        },
+                        zkdst_conformance::MultiStep::Create {
+                            path: "a/x".into(),
+                            data: vec![],
+                            mode: CreateMode::Persistent,
+                        },
+                    ],
+                },
+            ],
+        ),
+        (
+            "watches of a closed session",
+            vec![
+                create(0, "a"),
+                data(1, "a"),
+                children(1, "a"),
+                add(1, "a", true),
+                Step::Close { client: 1 },
+                set(0, "a"),
+            ],
+        ),
+        (
+            "ephemerals of a closed session fire other sessions' watches",
+            vec![
+                create(0, "a"),
+                Step::Create {
+                    client: 1,
+                    path: "a/e".into(),
+                    data: vec![],
+                    mode: CreateMode::Ephemeral,
+                },
+                Step::Create {
+                    client: 1,
+                    path: "a/s-".into(),
+                    data: vec![],
+                    mode: CreateMode::EphemeralSequential,
+                },
+                Step::Create {
+                    client: 1,
+                    path: "b".into(),
+                    data: vec![],
+                    mode: CreateMode::Ephemeral,
+                },
+                Step::Create {
+                    client: 1,
+                    path: "a/s-".into(),
+                    data: vec![],
+                    mode: CreateMode::EphemeralSequential,
+                },
+                Step::Create {
+                    client: 1,
+                    path: "a/b".into(),
+                    data: vec![],
+                    mode: CreateMode::Ephemeral,
+                },
+                Step::Create {
+                    client: 1,
+                    path: "s-".into(),
+                    data: vec![],
+                    mode: CreateMode::EphemeralSequential,
+                },
+                Step::Create {
+                    client: 1,
+                    path: "a/c".into(),
+                    data: vec![],
+                    mode: CreateMode::Ephemeral,
+                },
+                children(0, "a"),
+                exists(2, "a/e"),
+                add(2, "", true),
+                Step::Close { client: 1 },
+            ],
+        ),
+    ];
+    // A closed session's ephemerals go in the order of ZooKeeper's
+    // CloseSessionTxn (a HashSet clone's): several set sizes, seen through
+    // a recursive watch.
+    let mut cases = cases;
+    let names: Vec<String> = [2usize, 3, 5, 7, 13]
+        .iter()
+        .map(|n| format!("a closed session's {n} ephemerals go in CloseSessionTxn order"))
+        .collect();
+    for (k, n) in [2usize, 3, 5, 7, 13].into_iter().enumerate() {
+        let mut steps = vec![create(0, "a"), add(2, "", true)];
+        for i in 0..n {
+            let (path, mode) = match i % 3 {
+                0 => (format!("e{i}"), CreateMode::Ephemeral),
+                1 => ("a/s-".to_string(), CreateMode::EphemeralSequential),
+                _ => (format!("a/x{i}"), CreateMode::Ephemeral),
+            };
+            steps.push(Step::Create {
+                client: 1,
+                path,
+                data: vec![],
+                mode,
+            });
+        }
+        steps.push(Step::Close { client: 1 });
+        cases.push((names[k].as_str(), steps));
+    }
+    let mut failures = Vec::new();
+    for (name, steps) in &cases {
+        let root = fresh_root();
+        let real = rt
+            .block_on(async {
+                tokio::time::timeout(Duration::from_secs(60), run_real(&connect, &root, 3, steps, &exec)).await
+            })
+            .expect("real run timed out")
+            .expect("real run");
+        let sim = run_sim(sim_seed(steps), &SimOptions::default(), &root, 3, steps, &exec).expect("sim run");
+        match compare(&real, &sim) {
+            Ok(()) => eprintln!("known case ok: {name}"),
+            Err(d) => {
+                eprintln!("known case DIVERGES: {name}\n(left = real, right = sim) {d}");
+                failures.push(name.to_string());
+            }
+        }
+        let n = zkdst_conformance::normalize(&real, &Default::default());
+        for (c, events) in zkdst_conformance::normalize::event_sequences(&n) {
+            let shown: Vec<String> = events
+                .iter()
+                .map(|e| format!("{:?} {}", e.event_type, e.path.as_deref().unwrap_or("-")))
+                .collect();
+            eprintln!("  real: client {c}: {}", shown.join(", "));
+        }
+    }
+    assert!(failures.is_empty(), "diverging known cases: {failures:?}");
 }
 
 /// The comparison is not vacuous: the same steps on a root that differs by
@@ -267,6 +742,7 @@ fn outcome_kind(o: &Outcome) -> String {
         Outcome::SetData(_) => "SetData".into(),
         Outcome::Multi(_) => "Multi".into(),
         Outcome::Synced => "Synced".into(),
+        Outcome::WatchAdded => "WatchAdded".into(),
         Outcome::Closed => "Closed".into(),
     }
 }
@@ -752,4 +1228,197 @@ fn semantics_point_checks() {
         zk.close().await;
         other.close().await;
     });
+}
+
+// ---------------------------------------------------------------------------
+// Faults: the same scenario on the real server and on the simulator, the
+// same client-visible outcomes.
+
+struct ProxyNemesis<'a> {
+    proxy: &'a FaultProxy,
+    mode: FaultMode,
+}
+
+impl Nemesis for ProxyNemesis<'_> {
+    fn inject(&mut self) {
+        self.proxy.set_mode(self.mode);
+    }
+    fn heal(&mut self) {
+        self.proxy.set_mode(FaultMode::Pass);
+    }
+}
+
+/// The simulator's lost reply: the next write is applied, its reply lost,
+/// the connection dropped.
+struct LoseReply(SimClient);
+
+impl Nemesis for LoseReply {
+    fn inject(&mut self) {
+        self.0.lose_next_write_reply();
+    }
+    fn heal(&mut self) {}
+}
+
+/// The simulator's silence: the client node cut off from every server.
+struct Isolate<'a> {
+    cluster: &'a mut Cluster,
+    client: u32,
+}
+
+impl Nemesis for Isolate<'_> {
+    fn inject(&mut self) {
+        let servers: Vec<NodeRef> = self.cluster.server_ids().into_iter().map(NodeRef::Server).collect();
+        self.cluster.partition(&[vec![NodeRef::Client(self.client)], servers]);
+    }
+    fn heal(&mut self) {
+        self.cluster.heal();
+    }
+}
+
+/// Runs `body` on a fresh simulated ensemble (`servers`, `tick_ms`) with
+/// clients connected with the given session timeouts.
+fn on_sim<T, B, Fut>(seed: u64, servers: u32, tick_ms: u64, timeouts: Vec<i32>, body: B) -> T
+where
+    T: Send + 'static,
+    B: FnOnce(Cluster, Vec<SimClient>) -> Fut + Send + 'static,
+    Fut: Future<Output = T> + 'static,
+{
+    let options = SimOptions {
+        servers,
+        tick_ms,
+        ..SimOptions::default()
+    };
+    run_seed(seed, Some(Duration::from_secs(3600)), move || async move {
+        let mut cluster = Cluster::start(options.ensemble(), Recorder::new(), seed);
+        assert!(
+            cluster.wait_for_leader(Duration::from_secs(60)).await.is_some(),
+            "no leader"
+        );
+        let mut clients = Vec::new();
+        for (i, t) in timeouts.into_iter().enumerate() {
+            clients.push(connect_sim_client(&mut cluster, i as u32, t).await.expect("sim client"));
+        }
+        body(cluster, clients).await
+    })
+    .unwrap_or_else(|e| panic!("simulated run: {e}"))
+}
+
+fn assert_same_outcomes(what: &str, real: &[String], sim: &[String]) {
+    eprintln!("{what}, real server:\n  {}", real.join("\n  "));
+    eprintln!("{what}, simulator:\n  {}", sim.join("\n  "));
+    assert_eq!(
+        real, sim,
+        "{what}: the simulator's outcomes differ from the real server's"
+    );
+}
+
+/// (a) A reply lost after the write was applied, on both backends.
+#[test]
+fn fault_lost_reply_real_vs_sim() {
+    let _serial = serial();
+    let server = standalone(ServerOptions::default());
+    let mut real = Vec::new();
+    run(Duration::from_secs(120), async {
+        let proxy = FaultProxy::start(server.addr()).await.expect("proxy");
+        let direct = connect(&server.connect_string(), 2000).await;
+        let zk = connect(&proxy.connect_string(), 2000).await;
+        let mut nemesis = ProxyNemesis {
+            proxy: &proxy,
+            mode: FaultMode::DropServerToClient,
+        };
+        real = faults::lost_reply(&zk, &direct, &fresh_root(), &mut nemesis, tokio::time::sleep).await;
+        zk.close().await;
+        direct.close().await;
+    });
+    let sim = on_sim(11, 1, 200, vec![2000, 2000], |mut cluster, clients| async move {
+        let mut nemesis = LoseReply(clients[0].clone());
+        let out = faults::lost_reply(&clients[0], &clients[1], "/lost", &mut nemesis, madsim::time::sleep).await;
+        cluster.shutdown();
+        out
+    });
+    assert_same_outcomes("lost reply", &real, &sim);
+}
+
+/// (b) A client silenced past its session timeout, on both backends.
+#[test]
+fn fault_silenced_expiry_real_vs_sim() {
+    let _serial = serial();
+    let server = standalone(ServerOptions::default());
+    let mut real = Vec::new();
+    run(Duration::from_secs(120), async {
+        let proxy = FaultProxy::start(server.addr()).await.expect("proxy");
+        let zk = connect(&proxy.connect_string(), 2000).await;
+        let observer = connect(&server.connect_string(), 4000).await;
+        let mut nemesis = ProxyNemesis {
+            proxy: &proxy,
+            mode: FaultMode::DropAll,
+        };
+        real = faults::silenced_expiry(&zk, &observer, &fresh_root(), &mut nemesis, tokio::time::sleep).await;
+        observer.close().await;
+    });
+    let sim = on_sim(12, 1, 200, vec![2000, 4000], |mut cluster, clients| async move {
+        let (zk, observer) = (clients[0].clone(), clients[1].clone());
+        let mut nemesis = Isolate {
+            cluster: &mut cluster,
+            client: 0,
+        };
+        let out = faults::silenced_expiry(&zk, &observer, "/silenced", &mut nemesis, madsim::time::sleep).await;
+        cluster.shutdown();
+        out
+    });
+    assert_same_outcomes("silenced client", &real, &sim);
+}
+
+struct KillRealLeader<'a>(&'a mut RealEnsemble);
+
+impl Nemesis for KillRealLeader<'_> {
+    fn inject(&mut self) {
+        if let Some(l) = self.0.leader() {
+            self.0.kill(l);
+        }
+    }
+    fn heal(&mut self) {}
+}
+
+struct KillSimLeader<'a>(&'a mut Cluster);
+
+impl Nemesis for KillSimLeader<'_> {
+    fn inject(&mut self) {
+        if let Some(l) = self.0.leader() {
+            self.0.kill_server(l, false);
+        }
+    }
+    fn heal(&mut self) {}
+}
+
+/// (c) The leader of a three-server ensemble killed, on both backends.
+#[test]
+fn fault_leader_failover_real_vs_sim() {
+    let _serial = serial();
+    let mut ensemble = RealEnsemble::start(ServerOptions {
+        tick_ms: 500,
+        ..ServerOptions::default()
+    })
+    .unwrap_or_else(|e| panic!("starting the ensemble: {e}"));
+    let connect_string = ensemble.connect_string();
+    let members: Vec<String> = (0..3).map(|i| ensemble.addr(i).to_string()).collect();
+    let mut real = Vec::new();
+    run(Duration::from_secs(180), async {
+        let mut clients = Vec::new();
+        for member in &members {
+            clients.push(connect(&format!("{member},{connect_string}"), 8000).await);
+        }
+        let mut nemesis = KillRealLeader(&mut ensemble);
+        real = faults::leader_failover(&clients, &fresh_root(), &mut nemesis, tokio::time::sleep).await;
+        for c in &clients {
+            c.close().await;
+        }
+    });
+    let sim = on_sim(13, 3, 500, vec![8000; 3], |mut cluster, clients| async move {
+        let mut nemesis = KillSimLeader(&mut cluster);
+        let out = faults::leader_failover(&clients, "/failover", &mut nemesis, madsim::time::sleep).await;
+        cluster.shutdown();
+        out
+    });
+    assert_same_outcomes("leader failover", &real, &sim);
 }

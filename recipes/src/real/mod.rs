@@ -26,7 +26,10 @@
 //! - Operations after `close` fail with `Closed` (Java: `SessionExpired`).
 
 mod convert;
+mod runtime;
 mod watch;
+
+pub use runtime::TokioRuntime;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;

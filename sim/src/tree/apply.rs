@@ -12,7 +12,7 @@ use zkdst_recipes::zk::path::{basename, parent};
 use zkdst_recipes::zk::{validate_path, EventType, OpResult, Stat, ZkError, Zxid};
 
 use super::data_tree::{DataTree, SPECIAL_PATHS};
-use super::ephemeral::EphemeralType;
+use super::ephemeral::{close_session_order, EphemeralType};
 use super::node::Node;
 use super::txn::{failed_multi, Applied, Trigger, Txn, TxnResult};
 
@@ -26,12 +26,24 @@ impl DataTree {
                 TxnResult::CreateSession
             }
             Txn::CloseSession { session } => {
+                // Deleted in the order 3.8's CloseSessionTxn lists them
+                // (see `close_session_order`), which decides the order of
+                // the watch events; the result lists them sorted.
+                let owned: Vec<(String, Zxid)> = self
+                    .ephemerals(*session)
+                    .into_iter()
+                    .map(|p| {
+                        let czxid = self.nodes.get(&p).map_or(0, |n| n.czxid);
+                        (p, czxid)
+                    })
+                    .collect();
                 let mut deleted = Vec::new();
-                for path in self.ephemerals(*session) {
+                for path in close_session_order(owned) {
                     if self.delete_node(&path, zxid, &mut triggers).is_ok() {
                         deleted.push(path);
                     }
                 }
+                deleted.sort();
                 self.remove_session(*session);
                 TxnResult::CloseSession { deleted }
             }

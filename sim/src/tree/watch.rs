@@ -3,9 +3,12 @@
 //!
 //! As in 3.8, each table keeps ONE mode per (path, session) and the later
 //! registration wins (ZOOKEEPER-4466, fixed in 3.9): a standard watch set on
-//! a path after a persistent one turns it back into a one-shot watch, and
-//! PERSISTENT then PERSISTENT_RECURSIVE leaves the child table on PERSISTENT
-//! (recursive watches live in the data table only). The client dispatches
+//! a path after a persistent one turns it back into a one-shot watch. 3.8's
+//! `DataTree.addWatch` puts every persistent mode in BOTH tables, so a
+//! PERSISTENT_RECURSIVE registration also overwrites the session's child
+//! watch on that path — a one-shot child watch or a PERSISTENT watch set
+//! before it never fires NodeChildrenChanged again (recursive mode never
+//! does). Verified on 3.8.0 by the conformance suite. The client dispatches
 //! each event to all of its local watchers that match.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -140,18 +143,15 @@ impl WatchManager {
         self.child.add(path, session, WatcherMode::Standard);
     }
 
-    /// `addWatch`: PERSISTENT goes in both tables, PERSISTENT_RECURSIVE in the
-    /// data table only (`DataTree.addWatch`).
+    /// `addWatch`: both modes go in both tables (3.8's `DataTree.addWatch`;
+    /// 3.9 keeps PERSISTENT_RECURSIVE out of the child table).
     pub fn add_persistent(&mut self, path: &str, session: SessionId, mode: AddWatchMode) {
-        match mode {
-            AddWatchMode::Persistent => {
-                self.data.add(path, session, WatcherMode::Persistent);
-                self.child.add(path, session, WatcherMode::Persistent);
-            }
-            AddWatchMode::PersistentRecursive => {
-                self.data.add(path, session, WatcherMode::PersistentRecursive);
-            }
-        }
+        let mode = match mode {
+            AddWatchMode::Persistent => WatcherMode::Persistent,
+            AddWatchMode::PersistentRecursive => WatcherMode::PersistentRecursive,
+        };
+        self.data.add(path, session, mode);
+        self.child.add(path, session, mode);
     }
 
     /// Drops every watch of the session (its connection closed).
@@ -344,11 +344,35 @@ mod tests {
         w.add_child_watch("/b", 1);
         w.add_persistent("/c", 1, AddWatchMode::PersistentRecursive);
         w.add_data_watch("/a", 2);
-        assert_eq!(w.session_watch_count(1), 3);
+        assert_eq!(w.session_watch_count(1), 4);
         w.remove_session(1);
         assert_eq!(w.session_watch_count(1), 0);
         assert_eq!(w.watch_count(), 1);
         assert!(fire(&mut w, "/c/x", EventType::NodeCreated).is_empty());
         assert_eq!(w.data.recursive, 0);
+        assert_eq!(w.child.recursive, 0);
+    }
+
+    #[test]
+    fn recursive_overwrites_the_sessions_child_watch_zookeeper_4466() {
+        // A one-shot child watch, then a recursive watch by the same session
+        // on the same path: the child watch never fires (3.8.0).
+        let mut w = WatchManager::new();
+        w.add_child_watch("/a", 1);
+        w.add_persistent("/a", 1, AddWatchMode::PersistentRecursive);
+        w.add_child_watch("/a", 2);
+        assert_eq!(
+            fire(&mut w, "/a", EventType::NodeChildrenChanged),
+            vec![(2, EventType::NodeChildrenChanged, "/a".to_string())]
+        );
+        assert_eq!(fire(&mut w, "/a/b", EventType::NodeCreated).len(), 1);
+        // PERSISTENT then PERSISTENT_RECURSIVE: no more NodeChildrenChanged.
+        let mut w = WatchManager::new();
+        w.add_persistent("/p", 1, AddWatchMode::Persistent);
+        w.add_persistent("/p", 1, AddWatchMode::PersistentRecursive);
+        assert!(fire(&mut w, "/p", EventType::NodeChildrenChanged).is_empty());
+        assert_eq!(fire(&mut w, "/p", EventType::NodeDataChanged).len(), 1);
+        // A descendant's delete reaches the session once.
+        assert_eq!(fire(&mut w, "/p/x", EventType::NodeDeleted).len(), 1);
     }
 }

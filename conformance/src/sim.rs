@@ -1,0 +1,146 @@
+//! Running step sequences on the simulator: a fresh 1-server simulated
+//! ensemble per sequence, configured like the real standalone server
+//! (tick, extended types, no reaping during a run, children in a stable
+//! order), with one `SimClient` per client, all in one simulated run.
+
+use std::time::Duration;
+
+use zkdst_recipes::zk::{CreateMode, ZkClient};
+use zkdst_sim::client::SimClient;
+use zkdst_sim::cluster::{Cluster, EnsembleConfig};
+use zkdst_sim::recorder::Recorder;
+use zkdst_sim::runner::run_seed;
+use zkdst_sim::tree::PrepConfig;
+
+use crate::exec::{run_sequence, ExecOptions, Trace};
+use crate::ops::Step;
+
+/// Settings of the simulated ensemble, mirroring a [`crate::ServerOptions`].
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    pub servers: u32,
+    pub tick_ms: u64,
+    pub extended_types: bool,
+    pub container_check_ms: u64,
+    /// The session timeout clients ask for.
+    pub session_timeout_ms: i32,
+    /// Virtual-time bound of a run.
+    pub time_limit: Duration,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            servers: 1,
+            tick_ms: 200,
+            extended_types: true,
+            container_check_ms: 3_600_000,
+            session_timeout_ms: 6000,
+            time_limit: Duration::from_secs(600),
+        }
+    }
+}
+
+impl SimOptions {
+    /// The ensemble configuration these options describe.
+    pub fn ensemble(&self) -> EnsembleConfig {
+        EnsembleConfig {
+            servers: self.servers,
+            tick_ms: self.tick_ms,
+            prep: PrepConfig {
+                extended_types_enabled: self.extended_types,
+                ..PrepConfig::default()
+            },
+            shuffle_children: false,
+            container_check_ms: self.container_check_ms,
+            ..EnsembleConfig::default()
+        }
+    }
+}
+
+/// Client id of the session that creates the root.
+const ADMIN: u32 = 1000;
+
+/// Connects simulated client `id` on its own node and waits until it is
+/// connected. Call inside the simulation.
+pub async fn connect_sim_client(cluster: &mut Cluster, id: u32, session_timeout_ms: i32) -> Result<SimClient, String> {
+    let zk = cluster
+        .spawn_client(id, session_timeout_ms, |zk| async move { zk })
+        .await
+        .map_err(|e| format!("client {id} task: {e}"))?;
+    if !zk.wait_connected(Duration::from_secs(30)).await {
+        return Err(format!("client {id} did not connect"));
+    }
+    Ok(zk)
+}
+
+/// Connects `n` simulated clients (ids 0..n, each on its own node) and
+/// waits until every one is connected. Call inside the simulation.
+pub async fn connect_sim_clients(
+    cluster: &mut Cluster,
+    n: usize,
+    session_timeout_ms: i32,
+) -> Result<Vec<SimClient>, String> {
+    let mut handles = Vec::with_capacity(n);
+    for i in 0..n {
+        handles.push(cluster.spawn_client(i as u32, session_timeout_ms, |zk| async move { zk }));
+    }
+    let mut clients = Vec::with_capacity(n);
+    for (i, h) in handles.into_iter().enumerate() {
+        let zk = h.await.map_err(|e| format!("client {i} task: {e}"))?;
+        if !zk.wait_connected(Duration::from_secs(30)).await {
+            return Err(format!("client {i} did not connect"));
+        }
+        clients.push(zk);
+    }
+    Ok(clients)
+}
+
+/// Runs `steps` on a fresh simulated ensemble under `root` (created first
+/// by its own session) with `clients` sessions, on a fresh OS thread under
+/// madsim `seed`.
+pub fn run_sim(
+    seed: u64,
+    options: &SimOptions,
+    root: &str,
+    clients: usize,
+    steps: &[Step],
+    exec: &ExecOptions,
+) -> Result<Trace, String> {
+    let (options, root, steps, exec) = (options.clone(), root.to_string(), steps.to_vec(), exec.clone());
+    let limit = options.time_limit;
+    run_seed(seed, Some(limit), move || async move {
+        let mut cluster = Cluster::start(options.ensemble(), Recorder::new(), seed);
+        if cluster.wait_for_leader(Duration::from_secs(60)).await.is_none() {
+            cluster.shutdown();
+            return Err("no leader".to_string());
+        }
+        let admin_root = root.clone();
+        let admin = cluster.spawn_client(ADMIN, options.session_timeout_ms, move |zk| async move {
+            if !zk.wait_connected(Duration::from_secs(30)).await {
+                return Err("admin did not connect".to_string());
+            }
+            let r = zk.create(&admin_root, b"", CreateMode::Persistent).await;
+            zk.close().await;
+            r.map(|_| ()).map_err(|e| format!("creating the root: {e}"))
+        });
+        let created = admin.await.map_err(|e| format!("admin task: {e}")).and_then(|r| r);
+        let result = match created {
+            Ok(()) => match connect_sim_clients(&mut cluster, clients, options.session_timeout_ms).await {
+                Ok(sessions) => {
+                    let trace = run_sequence(&sessions, &root, &steps, madsim::time::sleep, &exec).await;
+                    for c in &sessions {
+                        c.close().await;
+                    }
+                    Ok(trace)
+                }
+                Err(e) => Err(e),
+            },
+            Err(e) => Err(e),
+        };
+        cluster.shutdown();
+        madsim::time::sleep(Duration::from_millis(1)).await;
+        result
+    })
+    .map_err(|e| e.to_string())?
+}
