@@ -512,10 +512,9 @@ fn reset_livelock_latch_never_elects() {
         "ResetLivelockLatch",
         "reset livelock",
         5,
-        // Liveness only: the `election` checker also flags the CORRECT
-        // LeaderLatch re-leading with its same node (same token) after a
-        // suspension (reported to the lead).
-        &["liveness"],
+        // The correct LeaderLatch re-leads with its same node (same token)
+        // after a suspension: one leader per epoch, which `election` accepts.
+        &["liveness", "election"],
         &params(),
         livelock_scenario,
     );
