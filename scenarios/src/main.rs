@@ -87,6 +87,11 @@ enum Cmd {
         /// register, cas-register, multi-register, kv, queue, set, counter, mutex.
         #[arg(long)]
         model: Option<String>,
+        /// For a zkdst history without --model: the checkers to run
+        /// (repeatable; default zk-consistency — ZooKeeper's model: writes
+        /// linearizable, reads sequentially consistent).
+        #[arg(long = "checker")]
+        checkers: Vec<String>,
     },
     /// The shipped scenarios and what they check.
     List,
@@ -243,7 +248,15 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
             );
             Ok(ExitCode::from(1))
         }
-        Cmd::Check { file, format, model } => {
+        Cmd::Check {
+            file,
+            format,
+            model,
+            checkers,
+        } => {
+            if format == "zkdst" && model.is_none() {
+                return check_zkdst_history(&file, &checkers);
+            }
             let format: zkdst_checker::formats::Format = format.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
             let model = model
                 .map(|m| m.parse::<zkdst_checker::models::ModelName>())
@@ -402,6 +415,43 @@ fn fuzz_cmd(
     let failed = sums.values().any(|s| s.fail > 0);
     Ok(if failed || unmet_any {
         ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `zkdst check FILE --format zkdst` without a model: a recorded ZooKeeper
+/// history, judged by ZooKeeper's consistency model (and any other named
+/// checkers). First line: the verdict; exit 0 pass, 1 violation, 2 unknown.
+fn check_zkdst_history(file: &std::path::Path, checkers: &[String]) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let history = zkdst_checker::history::History::from_json(&text)
+        .map_err(|e| anyhow::anyhow!("{}: line {}, column {}: {e}", file.display(), e.line(), e.column()))?;
+    let names: Vec<String> = if checkers.is_empty() {
+        vec!["zk-consistency".to_string()]
+    } else {
+        checkers.to_vec()
+    };
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let results = zkdst_checker::properties::registry::run_all(&names, &history, &Default::default())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let violation = results.iter().any(|r| r.verdict == zkdst_checker::Verdict::Violation);
+    let unknown = results.iter().any(|r| r.verdict == zkdst_checker::Verdict::Unknown);
+    println!(
+        "{}",
+        if violation {
+            "NOT linearizable"
+        } else if unknown {
+            "unknown"
+        } else {
+            "linearizable"
+        }
+    );
+    print!("{}", zkdst_checker::report::render_text(&history, &results));
+    Ok(if violation {
+        ExitCode::from(1)
+    } else if unknown {
+        ExitCode::from(2)
     } else {
         ExitCode::SUCCESS
     })
