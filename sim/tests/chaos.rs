@@ -154,24 +154,11 @@ async fn scenario(seed: u64, servers: u32) -> Outcome {
                 .filter_map(|id| {
                     c.status(*id).map(|s| {
                         format!(
-                            "zk{id}: {:?} serving={} conns={} last={:#x} {}",
+                            "zk{id}: {:?} serving={} conns={} last={:#x}",
                             s.role,
                             s.serving,
                             s.connections,
                             s.tree.last_zxid(),
-                            s.debug
-                                .clone()
-                                .unwrap_or_default()
-                                .chars()
-                                .filter(|c| *c != '\n')
-                                .collect::<String>()
-                                .chars()
-                                .rev()
-                                .take(900)
-                                .collect::<String>()
-                                .chars()
-                                .rev()
-                                .collect::<String>()
                         )
                     })
                 })

@@ -104,19 +104,7 @@ pub async fn run(shared: std::sync::Arc<Shared>, servers: Vec<ServerId>, cmds: m
         first = false;
         let server = c.servers[next % c.servers.len()];
         next += 1;
-        if std::env::var("ZKDST_TRACE_CLIENT")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            == Some(c.shared.id)
-        {
-            eprintln!(
-                "client{} @{:?}: connecting to zk{server}, queued {} pending {}",
-                c.shared.id,
-                madsim::time::Instant::now(),
-                c.queued.len(),
-                c.pending.len()
-            );
-        }
+        tracing::debug!(client = c.shared.id, server, queued = c.queued.len(), "connecting");
         match c.session(server, &mut rx).await {
             Outcome::Ended => return,
             Outcome::Lost => {}

@@ -49,8 +49,6 @@ pub struct ServerStatus {
     pub tree: DataTree,
     pub connections: usize,
     pub up: bool,
-    /// The replication state machine's full state, for diagnosis.
-    pub debug: Option<String>,
 }
 
 /// Everything a server node needs, shared by its restarts.
@@ -77,7 +75,6 @@ impl ServerStatus {
             tree: core.tree().clone(),
             connections: core.connection_count(),
             up: true,
-            debug: std::env::var_os("ZKDST_DEBUG_PEER").map(|_| format!("{:?}", core.peer())),
         }
     }
 }
@@ -147,23 +144,19 @@ impl ServerNode {
         let mut fsync_next: Option<FsyncTicket> = None;
         self.flush(first, &links, &mut conns, &tx, &mut fsync_in_flight, &mut fsync_next);
 
-        let trace = std::env::var("ZKDST_TRACE_NODE")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            == Some(me);
         while let Some(ev) = rx.next().await {
             let now = self.recorder.now_ms();
-            if trace && now > 100_000 {
+            if tracing::enabled!(tracing::Level::TRACE) {
                 let what = match &ev {
-                    Ev::Peer(f, m) => format!("peer {f} {:?}", std::mem::discriminant(m)),
-                    Ev::PeerDown(f) => format!("down {f}"),
-                    Ev::Accepted(..) => "accepted".into(),
-                    Ev::Client(..) => "client".into(),
-                    Ev::ClientEof(..) => "eof".into(),
+                    Ev::Peer(f, _) => format!("message from zk{f}"),
+                    Ev::PeerDown(f) => format!("link to zk{f} down"),
+                    Ev::Accepted(c, ..) => format!("client connection {c}"),
+                    Ev::Client(c, _) => format!("packet on connection {c}"),
+                    Ev::ClientEof(c) => format!("connection {c} closed"),
                     Ev::Tick => "tick".into(),
-                    Ev::Fsync(..) => "fsync".into(),
+                    Ev::Fsync(..) => "fsync done".into(),
                 };
-                eprintln!("zk{me} @{now}: {what}");
+                tracing::trace!(server = me, virtual_ms = now, "{what}");
             }
             let mut guard = self.status.lock().unwrap_or_else(|e| e.into_inner());
             let Some(core) = guard.as_mut() else { return };
