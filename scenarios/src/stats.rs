@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use zkdst_checker::history::{Event, History, Op, Operation, Outcome, Time};
+use zkdst_checker::history::{Event, History, Op, Operation, Outcome, Time, TxnRecord};
 
 /// Named counters.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,30 +107,29 @@ pub fn analyse(h: &History, ops: &[Operation], stats: &mut Stats) {
         }
     }
     stats.add("recipe-ops", recipe_ops);
-    // Expiry while holding: a session of a client that held a lock /
-    // lease / leadership (acquired, not yet released) expired.
+    // Expiry while holding: the leader expired the session (a closeSession
+    // transaction it issued itself) of a client that held a lock / lease /
+    // leadership (acquired, not yet released). The server's commit is the
+    // moment that matters: the client itself may only learn of it much
+    // later, or never, and usually gives up the role on Disconnected first.
     for e in &h.events {
-        let Event::Session {
+        let Event::Commit {
             time,
-            client,
-            session,
-            state,
+            txn: TxnRecord::CloseSession {
+                session, expired: true, ..
+            },
             ..
         } = e
         else {
             continue;
         };
-        if state != "expired" {
-            continue;
-        }
         let holding = ops.iter().any(|a| {
-            a.client == *client
-                && a.session == Some(*session)
+            a.session == Some(*session)
                 && matches!(a.op, Op::Acquire { .. } | Op::Campaign { .. } | Op::Acquired { .. })
                 && matches!(a.outcome, Some(Outcome::Ok { .. }))
                 && a.completed.is_some_and(|t| t <= *time)
                 && !ops.iter().any(|r| {
-                    r.client == *client
+                    r.client == a.client
                         && matches!(r.op, Op::Release { .. } | Op::Resign { .. } | Op::Returned { .. })
                         && r.invoked >= a.completed.unwrap_or(0)
                         && r.invoked <= *time
