@@ -14,6 +14,7 @@ pub mod scenario;
 pub mod shrink;
 pub mod stats;
 pub mod streams;
+pub mod trace;
 pub mod workload;
 
 pub use api::{check, fault_plan_strategy, seed_count, CheckFailure};

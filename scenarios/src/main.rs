@@ -68,6 +68,12 @@ enum Cmd {
         /// Write an HTML timeline.
         #[arg(long)]
         html: Option<PathBuf>,
+        /// The trace printed while replaying, stamped with virtual time and
+        /// node: off, info (faults, sessions, recipe operations), debug
+        /// (+ every ZooKeeper call, commit and watch event) or trace (+ every
+        /// message a server handles).
+        #[arg(long, default_value = "info")]
+        trace: zkdst_scenarios::trace::TraceLevel,
     },
     /// Minimise a failing seed's fault plan and workload; writes a plan file.
     Shrink {
@@ -105,6 +111,7 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = Cli::parse();
     match dispatch(cli.cmd) {
         Ok(code) => code,
@@ -174,6 +181,17 @@ fn exit_for(v: RunVerdict) -> ExitCode {
     }
 }
 
+/// `zkdst replay ... | head` should end quietly when the reader goes away,
+/// as other Unix tools do, rather than panic on a closed stdout (Rust
+/// ignores SIGPIPE by default).
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn dispatch(cmd: Cmd) -> Result<ExitCode> {
     match cmd {
         Cmd::Run { scenario, seed, plan } => {
@@ -190,16 +208,13 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
             plan,
             history,
             html,
+            trace,
         } => {
             let sc = load(&scenario)?;
             let plan = plan.as_deref().map(load_plan).transpose()?;
             quiet_seed_panics();
+            zkdst_scenarios::trace::init(trace);
             let o = run(&sc, seed, plan.as_ref());
-            for (i, e) in o.history.events.iter().enumerate() {
-                if let zkdst_checker::history::Event::Fault { time, kind, detail, .. } = e {
-                    println!("[{:>9.3} ms] #{i} fault {kind} {detail}", *time as f64 / 1e6);
-                }
-            }
             report(&scenario, &sc, &o);
             if let Some(p) = history {
                 std::fs::write(&p, o.history.to_json()).with_context(|| format!("{}: cannot write", p.display()))?;

@@ -40,20 +40,7 @@ impl Stats {
 
 /// True for ops a recipe workload records (not raw ZooKeeper calls).
 pub fn is_recipe_op(op: &Op) -> bool {
-    !matches!(
-        op,
-        Op::Create { .. }
-            | Op::Delete { .. }
-            | Op::SetData { .. }
-            | Op::Check { .. }
-            | Op::GetData { .. }
-            | Op::Exists { .. }
-            | Op::GetChildren { .. }
-            | Op::Sync { .. }
-            | Op::Multi { .. }
-            | Op::AddWatch { .. }
-            | Op::CloseSession
-    )
+    !op.is_zookeeper_call()
 }
 
 fn is_create(op: &Op) -> bool {

@@ -2,9 +2,12 @@
 //! commits (once per zxid, from the first server to apply it), faults,
 //! session and watch events. Shared by every node of one simulation.
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use zkdst_checker::history::{ClientId, Data, Event, History, Op, OpId, Outcome, TxnRecord};
+use zkdst_checker::properties::describe_op;
+use zkdst_checker::report::describe_outcome;
 use zkdst_recipes::zk::{SessionId, Zxid};
 
 use crate::proto::LoggedTxn;
@@ -16,6 +19,8 @@ struct State {
     history: History,
     next_op: OpId,
     last_commit: Zxid,
+    /// Pending recipe-level ops, so their completions trace at info.
+    recipe_ops: BTreeSet<OpId>,
 }
 
 /// A handle to the run's history. Create it inside the simulation: its
@@ -55,6 +60,10 @@ impl Recorder {
         let mut s = self.lock();
         s.next_op += 1;
         let id = s.next_op;
+        trace_invoke(id, session, &op);
+        if !op.is_zookeeper_call() {
+            s.recipe_ops.insert(id);
+        }
         s.history.events.push(Event::Invoke {
             id,
             time,
@@ -67,7 +76,10 @@ impl Recorder {
 
     pub fn complete(&self, id: OpId, client: ClientId, outcome: Outcome, zxid: Option<Zxid>) {
         let time = self.now_ns();
-        self.lock().history.events.push(Event::Complete {
+        let mut s = self.lock();
+        let recipe = s.recipe_ops.remove(&id);
+        trace_complete(id, recipe, &outcome, zxid);
+        s.history.events.push(Event::Complete {
             id,
             time,
             client,
@@ -85,6 +97,7 @@ impl Recorder {
         }
         s.last_commit = zxid;
         let txn = commit_record(logged, result);
+        tracing::debug!(target: "zkdst::history", "commit {zxid:#x} {txn:?}");
         s.history.events.push(Event::Commit {
             time,
             server,
@@ -97,16 +110,19 @@ impl Recorder {
 
     pub fn fault(&self, kind: &str, targets: Vec<String>, detail: impl Into<String>) {
         let time = self.now_ns();
+        let detail = detail.into();
+        tracing::info!(target: "zkdst::history", "fault {kind} {} {detail}", targets.join(","));
         self.lock().history.events.push(Event::Fault {
             time,
             kind: kind.to_string(),
             targets,
-            detail: detail.into(),
+            detail,
         });
     }
 
     pub fn session_event(&self, client: ClientId, session: SessionId, state: &str, server: Option<ServerId>) {
         let time = self.now_ns();
+        tracing::info!(target: "zkdst::history", "session {session:#x} {state}{}", server.map(|s| format!(" on zk{s}")).unwrap_or_default());
         self.lock().history.events.push(Event::Session {
             time,
             client,
@@ -118,6 +134,7 @@ impl Recorder {
 
     pub fn watch_event(&self, client: ClientId, session: SessionId, event: &str, path: Option<String>) {
         let time = self.now_ns();
+        tracing::debug!(target: "zkdst::history", "watch {event} {}", path.as_deref().unwrap_or(""));
         self.lock().history.events.push(Event::Watch {
             time,
             client,
@@ -129,11 +146,9 @@ impl Recorder {
 
     pub fn note(&self, client: Option<ClientId>, text: impl Into<String>) {
         let time = self.now_ns();
-        self.lock().history.events.push(Event::Note {
-            time,
-            client,
-            text: text.into(),
-        });
+        let text = text.into();
+        tracing::info!(target: "zkdst::history", "note {text}");
+        self.lock().history.events.push(Event::Note { time, client, text });
     }
 
     /// A copy of the history so far.
@@ -148,6 +163,34 @@ impl Recorder {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// Recipe-level ops at info, ZooKeeper calls at debug: `replay --trace`
+/// reads as the story of the run at info and as the full client-level trace
+/// at debug. Nothing is formatted unless a subscriber wants the event.
+fn trace_invoke(id: OpId, session: Option<SessionId>, op: &Op) {
+    let recipe = !op.is_zookeeper_call();
+    if recipe && tracing::enabled!(target: "zkdst::history", tracing::Level::INFO) {
+        tracing::info!(target: "zkdst::history", "op {id} invoke {}{}", describe_op(op), in_session(session));
+    } else if tracing::enabled!(target: "zkdst::history", tracing::Level::DEBUG) {
+        tracing::debug!(target: "zkdst::history", "op {id} invoke {}{}", describe_op(op), in_session(session));
+    }
+}
+
+fn in_session(session: Option<SessionId>) -> String {
+    session
+        .filter(|s| *s != 0)
+        .map(|s| format!(" (session {s:#x})"))
+        .unwrap_or_default()
+}
+
+fn trace_complete(id: OpId, recipe: bool, outcome: &Outcome, zxid: Option<Zxid>) {
+    let zxid = zxid.map(|z| format!(" (zxid {z:#x})")).unwrap_or_default();
+    if recipe && tracing::enabled!(target: "zkdst::history", tracing::Level::INFO) {
+        tracing::info!(target: "zkdst::history", "op {id} {}{zxid}", describe_outcome(outcome));
+    } else if tracing::enabled!(target: "zkdst::history", tracing::Level::DEBUG) {
+        tracing::debug!(target: "zkdst::history", "op {id} {}{zxid}", describe_outcome(outcome));
     }
 }
 

@@ -192,6 +192,27 @@ pub enum Op {
     },
 }
 
+impl Op {
+    /// A ZooKeeper call (create, getData, multi ...) rather than a
+    /// recipe-level operation a workload records (acquire, enqueue ...).
+    pub fn is_zookeeper_call(&self) -> bool {
+        matches!(
+            self,
+            Op::Create { .. }
+                | Op::Delete { .. }
+                | Op::SetData { .. }
+                | Op::Check { .. }
+                | Op::GetData { .. }
+                | Op::Exists { .. }
+                | Op::GetChildren { .. }
+                | Op::Sync { .. }
+                | Op::Multi { .. }
+                | Op::AddWatch { .. }
+                | Op::CloseSession
+        )
+    }
+}
+
 /// How a node was created, as a history records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

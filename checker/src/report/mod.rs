@@ -14,14 +14,21 @@ use crate::history::{Operation, Outcome, Value};
 
 /// "ok Token(5)", "error NoNode", "info ConnectionLoss", "pending".
 pub(crate) fn outcome_text(o: &Operation) -> String {
-    match &o.outcome {
-        None => "pending".into(),
-        Some(Outcome::Ok {
+    o.outcome
+        .as_ref()
+        .map(describe_outcome)
+        .unwrap_or_else(|| "pending".into())
+}
+
+/// An outcome in words: "ok 5", "error reply NoNode", "unknown outcome: ConnectionLoss".
+pub fn describe_outcome(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Ok {
             value: Value::Error { code, .. },
-        }) => format!("error reply {code}"),
-        Some(Outcome::Ok { value }) => format!("ok {}", value_text(value)),
-        Some(Outcome::Fail { error }) => format!("failed (not applied): {error}"),
-        Some(Outcome::Info { error }) => format!("unknown outcome: {error}"),
+        } => format!("error reply {code}"),
+        Outcome::Ok { value } => format!("ok {}", value_text(value)),
+        Outcome::Fail { error } => format!("failed (not applied): {error}"),
+        Outcome::Info { error } => format!("unknown outcome: {error}"),
     }
 }
 
