@@ -63,6 +63,8 @@ pub enum Recipe {
     Ensemble,
     Lock,
     Rwlock,
+    /// The read/write lock with revocation: waiters ask holders to release.
+    RevocableLock,
     Semaphore,
     Queue,
     PriorityQueue,
@@ -77,10 +79,11 @@ pub enum Recipe {
 }
 
 impl Recipe {
-    pub const ALL: [Recipe; 14] = [
+    pub const ALL: [Recipe; 15] = [
         Recipe::Ensemble,
         Recipe::Lock,
         Recipe::Rwlock,
+        Recipe::RevocableLock,
         Recipe::Semaphore,
         Recipe::Queue,
         Recipe::PriorityQueue,

@@ -63,6 +63,11 @@ pub fn analyse(h: &History, ops: &[Operation], stats: &mut Stats) {
                 }
             }
             Event::Session { state, .. } => stats.add(&format!("session.{state}"), 1),
+            Event::Note { text, .. } => {
+                if let Some(what) = text.strip_prefix(crate::workload::EXERCISED) {
+                    stats.add(what, 1);
+                }
+            }
             _ => {}
         }
     }

@@ -32,6 +32,10 @@ fn rwlock() {
     shipped("rwlock.toml");
 }
 #[test]
+fn revocable_lock() {
+    shipped("revocable-lock.toml");
+}
+#[test]
 fn semaphore() {
     shipped("semaphore.toml");
 }

@@ -74,6 +74,19 @@ impl Recorder {
         id
     }
 
+    /// Sets the session of an op invoked before its session was known (a
+    /// recipe op on a handle still connecting). Recent ops are near the end.
+    pub fn set_invoke_session(&self, id: OpId, session: SessionId) {
+        let mut s = self.lock();
+        let found = s.history.events.iter_mut().rev().find_map(|e| match e {
+            Event::Invoke { id: i, session: s, .. } if *i == id => Some(s),
+            _ => None,
+        });
+        if let Some(s) = found {
+            *s = Some(session);
+        }
+    }
+
     pub fn complete(&self, id: OpId, client: ClientId, outcome: Outcome, zxid: Option<Zxid>) {
         let time = self.now_ns();
         let mut s = self.lock();

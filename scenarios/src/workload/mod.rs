@@ -7,6 +7,7 @@ mod ensemble;
 mod locks;
 mod misc;
 mod queue;
+mod revocable;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -29,6 +30,9 @@ use crate::scenario::{Recipe, Scenario};
 use crate::streams::stream;
 
 pub type SimCtx = Ctx<SimClient, SimRuntime>;
+
+/// Prefix of a note that `stats` counts as an exercised event.
+pub const EXERCISED: &str = "exercised: ";
 
 /// A protected resource outside ZooKeeper that rejects stale fencing
 /// tokens (the highest token it accepted so far, per resource name).
@@ -92,6 +96,9 @@ pub struct Env {
     pub ops: u64,
     pub rng: ChaCha8Rng,
     pub shared: Arc<Shared>,
+    /// Ops invoked on a handle whose session did not exist yet: the session
+    /// they ran in is the one the handle gets, known by their completion.
+    pub unsessioned: Mutex<Vec<(OpId, SimClient)>>,
 }
 
 impl Env {
@@ -144,23 +151,44 @@ impl Env {
 
     pub fn invoke(&mut self, zk: Option<&SimClient>, op: Op) -> OpId {
         self.ops += 1;
-        self.rec.invoke(self.id, zk.map(|z| z.session_id()), op)
+        let session = zk.map(|z| z.session_id()).filter(|s| *s != 0);
+        let id = self.rec.invoke(self.id, session, op);
+        if let Some(z) = zk.filter(|_| session.is_none()) {
+            self.unsessioned
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((id, z.clone()));
+        }
+        id
+    }
+
+    /// Records the completion, first giving an op invoked before its
+    /// handle had a session that session (checkers bound a hold by its
+    /// session's expiry, so a hold must know its session).
+    fn complete(&self, id: OpId, outcome: Outcome) {
+        let mut pending = self.unsessioned.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = pending.iter().position(|(o, _)| *o == id) {
+            let (_, zk) = pending.swap_remove(i);
+            let session = zk.session_id();
+            if session != 0 {
+                self.rec.set_invoke_session(id, session);
+            }
+        }
+        self.rec.complete(id, self.id, outcome, None);
     }
 
     pub fn ok(&self, id: OpId, value: Value) {
-        self.rec.complete(id, self.id, Outcome::Ok { value }, None);
+        self.complete(id, Outcome::Ok { value });
     }
 
     /// A recipe error: the operation may or may not have taken effect.
     pub fn err(&self, id: OpId, e: &RecipeError) {
-        self.rec
-            .complete(id, self.id, Outcome::Info { error: e.to_string() }, None);
+        self.complete(id, Outcome::Info { error: e.to_string() });
     }
 
     /// Definitely did not take effect.
     pub fn fail(&self, id: OpId, why: &str) {
-        self.rec
-            .complete(id, self.id, Outcome::Fail { error: why.to_string() }, None);
+        self.complete(id, Outcome::Fail { error: why.to_string() });
     }
 
     pub fn between(&mut self, r: [u64; 2]) -> u64 {
@@ -208,6 +236,11 @@ impl Env {
         accepted
     }
 
+    /// Counts something the run exercised (see `stats`), as a history note.
+    pub fn exercised(&self, what: &str) {
+        self.rec.note(Some(self.id), format!("{EXERCISED}{what}"));
+    }
+
     /// Replaces a handle whose session ended.
     pub fn renew(&self, zk: &mut SimClient, ctx: &mut SimCtx) {
         if zk.state().is_terminal() {
@@ -244,6 +277,7 @@ pub fn spawn(
             ops: 0,
             rng: stream(seed, &format!("workload/{id}")),
             shared: shared.clone(),
+            unsessioned: Mutex::default(),
         };
         let node = c.client_node(id);
         let recipe = scenario.workload.recipe;
@@ -257,6 +291,7 @@ async fn run_client(recipe: Recipe, env: Env) {
         Recipe::Ensemble => ensemble::client(env).await,
         Recipe::Lock => locks::lock(env).await,
         Recipe::Rwlock => locks::rwlock(env).await,
+        Recipe::RevocableLock => revocable::client(env).await,
         Recipe::Semaphore => locks::semaphore(env).await,
         Recipe::Queue | Recipe::PriorityQueue => queue::client(env, recipe == Recipe::PriorityQueue).await,
         Recipe::Election => misc::election(env).await,
