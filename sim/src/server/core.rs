@@ -426,10 +426,10 @@ impl ServerCore {
         };
         let time_ms = EPOCH_MS + self.now_ms as i64;
         let moved = match (origin, &req) {
-            (Some(o), WriteRequest::CreateSession { .. }) => {
-                let _ = o;
-                false
-            }
+            // PrepRequestProcessor skips checkSession for closeSession ("the
+            // session expiration thread queues up this operation without
+            // being the session owner"): a close from any server closes.
+            (Some(_), WriteRequest::CreateSession { .. } | WriteRequest::CloseSession) => false,
             (Some(o), _) => self
                 .tracker
                 .owner(session)
@@ -453,7 +453,7 @@ impl ServerCore {
                     origin.unwrap_or(self.cfg.id),
                 )
             }
-            (WriteRequest::CloseSession, _) => self.tracker.set_closing(session),
+            (WriteRequest::CloseSession, Txn::CloseSession { .. }) => self.tracker.set_closing(session),
             _ => {}
         }
         let logged = Arc::new(LoggedTxn {
