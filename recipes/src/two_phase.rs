@@ -315,9 +315,22 @@ impl<C: ZkClient, R: Runtime> Site<C, R> {
         decide_once(&self.ctx, &self.paths, Decision::Abort).await
     }
 
-    /// Waits for the outcome.
+    /// Waits for the outcome. Blocks as long as the coordinator does not
+    /// decide (classic two-phase commit); see [`Site::decision_within`].
     pub async fn decision(&self) -> RecipeResult<Decision> {
         await_decision(&self.ctx, &self.paths).await
+    }
+
+    /// Waits up to `limit` for the outcome, then aborts. Safe even after
+    /// voting commit, unlike classic 2PC: the decision is one znode created
+    /// once, so if the coordinator decided first its decision is returned,
+    /// and if this abort came first the coordinator adopts it. A site thus
+    /// never blocks on a coordinator that failed or lost its session.
+    pub async fn decision_within(&self, limit: Duration) -> RecipeResult<Decision> {
+        match crate::lock::core::with_timeout(&self.ctx, limit, self.decision()).await? {
+            Some(d) => Ok(d),
+            None => self.abort().await,
+        }
     }
 }
 

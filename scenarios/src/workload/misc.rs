@@ -307,7 +307,15 @@ pub async fn two_phase(mut env: Env) {
             // The coordinator is not a voting site: its decision is not
             // recorded as a site's `Decide` (the checker would count it as a
             // site that never voted); the sites record what they learn.
-            let _ = coord.decide(Duration::from_secs(3)).await;
+            if coord.decide(Duration::from_secs(3)).await.is_err() {
+                // Lost the session mid-decision: resume the transaction
+                // with a new one (begin is idempotent) and decide it.
+                env.renew(&mut zk, &mut ctx);
+                let names: Vec<&str> = sites.iter().map(String::as_str).collect();
+                if let Ok(c) = Coordinator::begin(ctx.clone(), ROOT, &tx, &names).await {
+                    let _ = c.decide(Duration::from_secs(3)).await;
+                }
+            }
             // Let the sites finish the round.
             let deadline = Instant::now() + Duration::from_secs(10);
             while env.shared.round(&format!("done-{k}")) < nsites as i64 && Instant::now() < deadline {
@@ -354,7 +362,9 @@ pub async fn two_phase(mut env: Env) {
                     site: site.clone(),
                 },
             );
-            match s.decision().await {
+            // A coordinator that lost its session may never decide: wait a
+            // bounded time, then abort (whoever creates the decision first wins).
+            match s.decision_within(Duration::from_secs(8)).await {
                 Ok(d) => env.ok(
                     id,
                     Value::Bool {
