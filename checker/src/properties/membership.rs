@@ -196,9 +196,15 @@ pub fn check_config(h: &History, p: &Params) -> CheckResult {
         }
         let Some(heal) = heal else { continue };
         let sets_done = sets.iter().map(|s| s.completed.unwrap_or(u64::MAX)).max().unwrap_or(0);
+        // A set may be the last to take effect unless a set that surely
+        // took effect began after it surely had. An ambiguous set (lost
+        // reply) bounds nothing: it may never have happened, or late.
         let finals: BTreeSet<&str> = sets
             .iter()
-            .filter(|s| !sets.iter().any(|t| s.completed.is_some_and(|d| d < t.invoked)))
+            .filter(|s| {
+                let done = s.completed.filter(|_| succeeded(s));
+                !sets.iter().any(|t| succeeded(t) && done.is_some_and(|d| d < t.invoked))
+            })
             .filter_map(|s| match &s.op {
                 Op::ConfigSet { value, .. } => Some(value.as_str()),
                 _ => None,
@@ -310,5 +316,24 @@ mod tests {
         b.ok(8, 9, 2, get(), ver("x", 1));
         let r = check_config(&b.build(), &Params::default());
         assert_eq!(r.kinds(), vec!["config-went-back", "config-not-converged"], "{r:#?}");
+    }
+
+    #[test]
+    fn a_set_with_a_lost_reply_does_not_hide_the_one_before() {
+        let set = |v: &str| Op::ConfigSet {
+            key: "k".into(),
+            value: v.into(),
+        };
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, set("x"), Value::Unit);
+        // "y" may not have happened: "x" may be the final value.
+        b.info(2, 3, 1, set("y"));
+        b.ok(6, 7, 2, get(), ver("x", 1));
+        assert_eq!(check_config(&b.clone_build(), &Params::default()).verdict, Verdict::Pass);
+        // ... but not once a set that surely happened followed.
+        b.ok(8, 9, 1, set("z"), Value::Unit);
+        b.ok(10, 11, 2, get(), ver("x", 1));
+        let r = check_config(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["config-not-converged"], "{r:#?}");
     }
 }
