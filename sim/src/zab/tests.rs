@@ -421,6 +421,7 @@ fn snappy() -> ZabConfig {
 #[test]
 fn snapshots_and_snap_syncs_under_chaos() {
     let mut total = Counts::default();
+    let mut torn = 0;
     for seed in 200..215 {
         let w = run_with(3, seed, snappy());
         let c = w.counts;
@@ -430,15 +431,17 @@ fn snapshots_and_snap_syncs_under_chaos() {
         total.truncs += c.truncs;
         total.diffs += c.diffs;
         total.restarts_from_snapshot += c.restarts_from_snapshot;
-        let disk = w.nodes.values().map(|n| n.disk.stats()).fold(0, |a, s| a + s.purges);
-        assert!(disk > 0, "seed {seed}: no log purge");
+        let purges: u64 = w.nodes.values().map(|n| n.disk.stats().purges).sum();
+        assert!(purges > 0, "seed {seed}: no log purge");
+        torn += w.nodes.values().map(|n| n.disk.stats().snapshots_torn).sum::<u64>();
     }
     for seed in 300..305 {
         let c = run_with(5, seed, snappy()).counts;
         total.snaps += c.snaps;
         total.installs += c.installs;
     }
-    eprintln!("{total:?}");
+    eprintln!("{total:?}, {torn} snapshots torn by crashes");
+    assert!(torn > 0, "no crash tore a snapshot");
     assert!(total.snapshots_taken > 100, "{total:?}");
     assert!(total.restarts_from_snapshot > 10, "{total:?}");
     assert!(total.snaps > 10 && total.installs > 10, "{total:?}");
