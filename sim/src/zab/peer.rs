@@ -675,6 +675,20 @@ impl<T: Clone, S: Clone + Default> Peer<T, S> {
                 }
                 self.check_agreement();
             }
+            State::Following(f)
+                if f.leader == from && f.phase != FollowerPhase::Discovery && v.state != PeerState::Leading =>
+            {
+                // Our leader stopped leading (it abdicated, say, for a
+                // follower ahead of it). ZooKeeper's leader closes its
+                // learners' connections as it shuts down, so they look at
+                // once; waiting out initLimit instead leaves the server with
+                // the newest history following a dead end while the others
+                // re-elect the same leader. (In Discovery the leader may not
+                // have decided yet: ZooKeeper's learner keeps trying to
+                // connect for initLimit.)
+                self.become_looking();
+                self.on_vote(from, v);
+            }
             _ => {
                 if v.state == PeerState::Looking {
                     let mine = self.state_vote();
