@@ -448,6 +448,28 @@ fn snapshots_and_snap_syncs_under_chaos() {
     assert!(total.diffs > 0 && total.truncs > 0, "{total:?}");
 }
 
+/// Many seeds of the snapshot chaos world: `ZKDST_ZAB_SEEDS=N cargo test
+/// --release -p zkdst-sim --lib many_seeds -- --ignored`.
+#[test]
+#[ignore]
+fn snapshot_chaos_many_seeds() {
+    let n: u64 = std::env::var("ZKDST_ZAB_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200);
+    let mut total = Counts::default();
+    for seed in 1000..1000 + n {
+        let servers = if seed % 3 == 0 { 5 } else { 3 };
+        let c = run_with(servers, seed, snappy()).counts;
+        total.snaps += c.snaps;
+        total.truncs += c.truncs;
+        total.diffs += c.diffs;
+        total.installs += c.installs;
+        total.restarts_from_snapshot += c.restarts_from_snapshot;
+    }
+    eprintln!("{n} seeds: {total:?}");
+}
+
 /// A server down while the others commit past their retained log comes
 /// back to a SNAP, not a DIFF, and ends with the same state.
 #[test]
