@@ -185,7 +185,7 @@ async fn scenario(seed: u64, servers: u32) -> Outcome {
         result.verdict,
         Verdict::Pass,
         "seed {seed}: {}",
-        zkdst_checker::report::render_text(&h, &[result.clone()])
+        zkdst_checker::report::render_text(&h, std::slice::from_ref(&result))
     );
     let acked = acked.lock().unwrap().len();
     Outcome {

@@ -18,6 +18,9 @@ const TICK: u64 = 50;
 /// order. A snapshot is a copy of it.
 type Applied = im::Vector<Entry<u64>>;
 
+/// Messages in flight from one server to another, with delivery times.
+type Link = VecDeque<(u64, Msg<u64, Applied>)>;
+
 struct Node {
     peer: Option<Peer<u64, Applied>>,
     disk: Disk<u64, Applied>,
@@ -45,7 +48,7 @@ struct World {
     now: u64,
     ids: Vec<ServerId>,
     nodes: BTreeMap<ServerId, Node>,
-    links: BTreeMap<(ServerId, ServerId), VecDeque<(u64, Msg<u64, Applied>)>>,
+    links: BTreeMap<(ServerId, ServerId), Link>,
     cut: BTreeSet<(ServerId, ServerId)>,
     committed: Vec<Entry<u64>>,
     next_value: u64,
