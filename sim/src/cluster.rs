@@ -174,6 +174,11 @@ impl Cluster {
         Some(st)
     }
 
+    /// What a server's disk went through (snapshots, SNAP syncs, purges).
+    pub fn disk_stats(&self, id: ServerId) -> Option<crate::disk::DiskStats> {
+        self.servers.get(&id).map(|s| s.spec.disk.stats())
+    }
+
     /// The established leader with the highest epoch among running servers.
     pub fn leader(&self) -> Option<ServerId> {
         self.servers

@@ -6,7 +6,7 @@ use zkdst_recipes::zk::{
     AddWatchMode, CreateMode, EventType, MultiError, Op, OpResult, SessionId, Stat, ZkError, Zxid,
 };
 
-use crate::disk::LogTxn;
+use crate::disk::{LogTxn, SnapImage};
 use crate::tree::Txn;
 use crate::zab::{Msg, ServerId};
 
@@ -179,7 +179,7 @@ pub enum PeerMsg {
         epoch: u32,
         msg: Box<PeerMsg>,
     },
-    Zab(Msg<LogTxn>),
+    Zab(Msg<LogTxn, SnapImage>),
     /// A learner forwards a client's write to the leader.
     Forward {
         session: SessionId,

@@ -8,16 +8,16 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use rand::seq::SliceRandom;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use zkdst_recipes::zk::{validate_path, SessionId, ZkError, Zxid};
 
 use super::conn::{Conn, ConnId, ConnState, Pending, Stage};
-use crate::disk::LogTxn;
+use crate::disk::{LogTxn, SnapImage, Synced};
 use crate::proto::{ForwardedWrite, LoggedTxn, PeerMsg, Request, Response, ToClient, ToServer};
 use crate::session::{negotiate_timeout, SessionTracker};
 use crate::tree::{DataTree, PrepConfig, Txn, TxnResult, WatchManager, WriteRequest, JUTE_MAX_BUFFER};
-use crate::zab::{DiskOp, Durable, Peer, Role, ServerId, ZabConfig};
+use crate::zab::{DiskOp, Durable, Peer, Role, ServerId, Snapshot, ZabConfig};
 
 /// Virtual wall clock origin for txn timestamps (2026-01-01T00:00:00Z), so
 /// ctime/mtime look like real times and stay deterministic.
@@ -44,7 +44,7 @@ pub struct Outputs {
     pub peers: Vec<(ServerId, PeerMsg)>,
     pub clients: Vec<(ConnId, ToClient)>,
     pub close: Vec<ConnId>,
-    pub disk: Vec<DiskOp<LogTxn>>,
+    pub disk: Vec<DiskOp<LogTxn, SnapImage>>,
     /// Transactions this server applied, in zxid order, with the result.
     pub applied: Vec<(Zxid, LogTxn, TxnResult)>,
 }
@@ -52,8 +52,11 @@ pub struct Outputs {
 /// One server.
 pub struct ServerCore {
     cfg: ServerConfig,
-    peer: Peer<LogTxn>,
+    peer: Peer<LogTxn, SnapImage>,
     tree: DataTree,
+    /// Txns applied since the last snapshot, and how many trigger the next.
+    since_snapshot: u32,
+    snapshot_after: u32,
     watches: WatchManager,
     conns: BTreeMap<ConnId, Conn>,
     session_conn: BTreeMap<SessionId, ConnId>,
@@ -77,13 +80,26 @@ pub struct ServerCore {
 impl ServerCore {
     /// A server starting from its disk. `incarnation` distinguishes restarts
     /// (it seeds unique session ids); `seed` drives children shuffling.
-    pub fn new(cfg: ServerConfig, durable: Durable<LogTxn>, incarnation: u64, seed: u64, now_ms: u64) -> Self {
+    /// Recovery loads the newest durable snapshot; the logged txns after it
+    /// are applied once a leader says they committed.
+    pub fn new(
+        cfg: ServerConfig,
+        durable: Durable<LogTxn, SnapImage>,
+        incarnation: u64,
+        seed: u64,
+        now_ms: u64,
+    ) -> Self {
         let peer = Peer::new(cfg.id, cfg.servers.clone(), cfg.zab, durable);
+        let tree = load_snapshot(cfg.id, &peer.snapshot());
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let snapshot_after = snapshot_roll(&mut rng, cfg.zab.snap_count);
         let mut core = ServerCore {
             tracker: SessionTracker::new(cfg.tick_ms),
             cfg,
             peer,
-            tree: DataTree::new(),
+            tree,
+            since_snapshot: 0,
+            snapshot_after,
             watches: WatchManager::new(),
             conns: BTreeMap::new(),
             session_conn: BTreeMap::new(),
@@ -91,7 +107,7 @@ impl ServerCore {
             spec: None,
             syncs: VecDeque::new(),
             sync_waiting: Vec::new(),
-            rng: ChaCha8Rng::seed_from_u64(seed),
+            rng,
             now_ms,
             last_container_check: now_ms,
             incarnation,
@@ -108,7 +124,7 @@ impl ServerCore {
     pub fn id(&self) -> ServerId {
         self.cfg.id
     }
-    pub fn peer(&self) -> &Peer<LogTxn> {
+    pub fn peer(&self) -> &Peer<LogTxn, SnapImage> {
         &self.peer
     }
     pub fn tree(&self) -> &DataTree {
@@ -156,9 +172,14 @@ impl ServerCore {
         }
     }
 
-    pub fn on_fsync(&mut self, now_ms: u64, zxid: Zxid) {
+    pub fn on_fsync(&mut self, now_ms: u64, synced: Synced) {
         self.now_ms = now_ms;
-        self.peer.persisted(zxid);
+        if let Some(zxid) = synced.log {
+            self.peer.persisted(zxid);
+        }
+        if let Some(zxid) = synced.snapshot {
+            self.peer.snapshot_persisted(zxid);
+        }
         self.after_peer();
     }
 
@@ -662,11 +683,16 @@ impl ServerCore {
     /// After the peer changed: persist, send, apply what committed, and
     /// track role changes.
     fn after_peer(&mut self) {
+        if let Some(snap) = self.peer.take_installed() {
+            // SNAP sync: the leader's snapshot replaces our applied tree.
+            self.tree = load_snapshot(self.cfg.id, &snap);
+            self.since_snapshot = 0;
+        }
+        self.apply_committed();
         self.out.disk.extend(self.peer.take_disk_ops());
         for (to, m) in self.peer.take_messages() {
             self.out.peers.push((to, PeerMsg::Zab(m)));
         }
-        self.apply_committed();
         if !self.sync_waiting.is_empty() {
             self.release_syncs();
         }
@@ -716,15 +742,15 @@ impl ServerCore {
         if commit <= applied {
             return;
         }
-        if applied != 0 && self.peer.position(applied).is_none() {
+        if applied != self.peer.log_floor() && self.peer.position(applied).is_none() {
             // Our applied state is not on our log any more: only possible if
-            // a committed txn was truncated. Rebuild from the log.
+            // a committed txn was truncated. Rebuild from the snapshot.
             tracing::error!(
                 server = self.cfg.id,
                 applied,
                 "applied zxid missing from the log; rebuilding the tree"
             );
-            self.tree = DataTree::new();
+            self.tree = load_snapshot(self.cfg.id, &self.peer.snapshot());
         }
         let from = self.peer.upper_bound(self.tree.last_zxid());
         let to = self.peer.upper_bound(commit);
@@ -732,6 +758,17 @@ impl ServerCore {
         let entries: Vec<_> = (from..to).filter_map(|i| self.peer.log().get(i).cloned()).collect();
         for e in entries {
             self.apply_one(e.zxid, e.txn);
+            self.since_snapshot += 1;
+        }
+        if self.since_snapshot >= self.snapshot_after {
+            // ZooKeeper's SyncRequestProcessor: snapshot, then roll again.
+            self.since_snapshot = 0;
+            self.snapshot_after = snapshot_roll(&mut self.rng, self.cfg.zab.snap_count);
+            let snap = Snapshot {
+                zxid: self.tree.last_zxid(),
+                data: Arc::new(self.tree.to_image()),
+            };
+            self.peer.take_snapshot(snap);
         }
     }
 
@@ -827,6 +864,21 @@ impl ServerCore {
             }
         }
     }
+}
+
+/// The applied tree a snapshot holds. Images come from our own trees; a bad
+/// one is a simulator bug, and the digest checks will show the damage.
+fn load_snapshot(server: ServerId, snap: &Snapshot<SnapImage>) -> DataTree {
+    DataTree::from_image(&snap.data).unwrap_or_else(|e| {
+        tracing::error!(server, zxid = snap.zxid, "unloadable snapshot: {e}");
+        DataTree::new()
+    })
+}
+
+/// Txns until the next snapshot: uniform in [snapCount/2, snapCount).
+fn snapshot_roll(rng: &mut ChaCha8Rng, snap_count: u32) -> u32 {
+    let half = (snap_count / 2).max(1);
+    half + rng.gen_range(0..half)
 }
 
 /// The write a client request becomes (reads and syncs are not writes).

@@ -38,6 +38,13 @@ pub struct TreeImage {
     pub nodes: Vec<NodeImage>,
 }
 
+impl Default for TreeImage {
+    /// A fresh server's tree.
+    fn default() -> Self {
+        DataTree::new().to_image()
+    }
+}
+
 /// Why an image is not a valid tree.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SnapshotError {

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::log::SyncKind;
+
 /// A server's id (`myid`).
 pub type ServerId = u32;
 /// `epoch << 32 | counter`.
@@ -59,7 +61,7 @@ impl Vote {
 /// discovery carries the epoch so stale ones (from an older leadership,
 /// delivered late after a partition heals) are ignored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Msg<T> {
+pub enum Msg<T, S> {
     Vote(Vote),
     /// follower → leader: start of discovery.
     FollowerInfo {
@@ -81,11 +83,11 @@ pub enum Msg<T> {
         last_zxid: Zxid,
         counts: bool,
     },
-    /// leader → follower: truncate the log to `truncate_to` (keep entries
-    /// ≤ it), append `entries`; everything ≤ `commit` is committed.
+    /// leader → follower: DIFF, TRUNC or SNAP, then `entries`;
+    /// everything ≤ `commit` is committed.
     Sync {
         epoch: u32,
-        truncate_to: Zxid,
+        kind: SyncKind<S>,
         entries: Vec<Entry<T>>,
         commit: Zxid,
     },

@@ -11,9 +11,10 @@
 
 use std::collections::BTreeMap;
 
+use super::log::{DiskOp, Snapshot, SyncKind, SyncPlan, TxnLog};
 use super::msg::{epoch_of, make_zxid, Entry, Msg, PeerState, ServerId, Vote, Zxid};
 
-/// Timing, in ticks of the shell's heartbeat.
+/// Timing, in ticks of the shell's heartbeat, and the snapshot policy.
 #[derive(Debug, Clone, Copy)]
 pub struct ZabConfig {
     /// Ticks a leader may spend in discovery + sync, and a follower may wait
@@ -26,6 +27,14 @@ pub struct ZabConfig {
     pub finalize_ticks: u32,
     /// Ticks between re-broadcasts of a vote while looking.
     pub resend_ticks: u32,
+    /// ZooKeeper's snapCount: a server snapshots its applied tree after
+    /// about this many txns (a random point in [snapCount/2, snapCount),
+    /// so servers do not all snapshot at once).
+    pub snap_count: u32,
+    /// ZooKeeper's autopurge.snapRetainCount: durable snapshots kept; the
+    /// log is purged up to the oldest, so a follower within about
+    /// (snapRetainCount - 1) × snapCount txns still gets a DIFF.
+    pub snap_retain_count: usize,
 }
 
 impl Default for ZabConfig {
@@ -35,37 +44,36 @@ impl Default for ZabConfig {
             sync_limit: 10,
             finalize_ticks: 1,
             resend_ticks: 4,
+            // ZooKeeper's 100,000 scaled to simulated runs of a few
+            // thousand txns: big trees are rare, restarts are not.
+            snap_count: 1000,
+            snap_retain_count: 3,
         }
     }
 }
 
-/// What survives a restart.
+/// What survives a restart: the epochs, the durable snapshots (oldest
+/// first), and the log after `floor` (every txn after it is in `log`).
+/// The newest snapshot is at most the last logged zxid.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Durable<T: Clone> {
+pub struct Durable<T: Clone, S> {
     pub accepted_epoch: u32,
     pub current_epoch: u32,
+    pub snapshots: Vec<Snapshot<S>>,
+    pub floor: Zxid,
     pub log: im::Vector<Entry<T>>,
 }
 
-impl<T: Clone> Default for Durable<T> {
+impl<T: Clone, S> Default for Durable<T, S> {
     fn default() -> Self {
         Durable {
             accepted_epoch: 0,
             current_epoch: 0,
+            snapshots: Vec::new(),
+            floor: 0,
             log: im::Vector::new(),
         }
     }
-}
-
-/// A write the shell must make to the server's disk.
-#[derive(Debug, Clone, PartialEq)]
-pub enum DiskOp<T> {
-    /// Epoch files: written and synced at once (as ZooKeeper does).
-    SetEpochs { accepted: u32, current: u32 },
-    /// Drop log entries after the first `len` (durable at once).
-    Truncate { len: usize },
-    /// Append to the log; durable only after an fsync.
-    Append(Entry<T>),
 }
 
 /// The server's role.
@@ -154,20 +162,22 @@ enum State {
 
 /// One server's replication state machine.
 #[derive(Debug)]
-pub struct Peer<T: Clone> {
+pub struct Peer<T: Clone, S: Clone + Default> {
     id: ServerId,
     servers: Vec<ServerId>,
     cfg: ZabConfig,
     accepted_epoch: u32,
     current_epoch: u32,
-    log: im::Vector<Entry<T>>,
+    log: TxnLog<T, S>,
+    /// A SNAP sync replaced the log: the shell must reload its state.
+    installed: Option<Snapshot<S>>,
     persisted: Zxid,
     commit: Zxid,
     state: State,
     now: u64,
     round: u64,
-    outbox: Vec<(ServerId, Msg<T>)>,
-    disk: Vec<DiskOp<T>>,
+    outbox: Vec<(ServerId, Msg<T, S>)>,
+    disk: Vec<DiskOp<T, S>>,
 }
 
 /// Why `propose` refused.
@@ -175,20 +185,24 @@ pub struct Peer<T: Clone> {
 #[error("not an established leader")]
 pub struct NotLeader;
 
-impl<T: Clone> Peer<T> {
+impl<T: Clone, S: Clone + Default> Peer<T, S> {
     /// A server starting (or restarting) from its durable state. It starts
-    /// looking for a leader.
-    pub fn new(id: ServerId, servers: Vec<ServerId>, cfg: ZabConfig, durable: Durable<T>) -> Self {
-        let persisted = durable.log.last().map_or(0, |e| e.zxid);
+    /// looking for a leader. Its newest snapshot holds only committed txns:
+    /// that much is known committed at once.
+    pub fn new(id: ServerId, servers: Vec<ServerId>, cfg: ZabConfig, durable: Durable<T, S>) -> Self {
+        let log = TxnLog::new(durable.log, durable.floor, durable.snapshots, cfg.snap_retain_count);
+        let persisted = log.last_zxid();
+        let commit = log.snapshot_zxid();
         let mut p = Peer {
             id,
             servers,
             cfg,
             accepted_epoch: durable.accepted_epoch,
             current_epoch: durable.current_epoch,
-            log: durable.log,
+            log,
+            installed: None,
             persisted,
-            commit: 0,
+            commit,
             state: State::Looking(Looking {
                 round: 0,
                 vote: Vote {
@@ -245,11 +259,20 @@ impl<T: Clone> Peer<T> {
             State::Looking(_) => None,
         }
     }
+    /// The log after the purge point (`log_floor`).
     pub fn log(&self) -> &im::Vector<Entry<T>> {
-        &self.log
+        self.log.entries()
+    }
+    /// Txns at or before this zxid were purged from the log.
+    pub fn log_floor(&self) -> Zxid {
+        self.log.floor()
+    }
+    /// The newest durable snapshot (the empty state at zxid 0 if none).
+    pub fn snapshot(&self) -> Snapshot<S> {
+        self.log.snapshot()
     }
     pub fn last_zxid(&self) -> Zxid {
-        self.log.last().map_or(0, |e| e.zxid)
+        self.log.last_zxid()
     }
     pub fn commit(&self) -> Zxid {
         self.commit
@@ -261,30 +284,25 @@ impl<T: Clone> Peer<T> {
         self.accepted_epoch
     }
     /// Messages to send, in order.
-    pub fn take_messages(&mut self) -> Vec<(ServerId, Msg<T>)> {
+    pub fn take_messages(&mut self) -> Vec<(ServerId, Msg<T, S>)> {
         std::mem::take(&mut self.outbox)
     }
     /// Disk writes to make, in order.
-    pub fn take_disk_ops(&mut self) -> Vec<DiskOp<T>> {
+    pub fn take_disk_ops(&mut self) -> Vec<DiskOp<T, S>> {
         std::mem::take(&mut self.disk)
+    }
+    /// The snapshot a SNAP sync installed since the last call: the shell
+    /// replaces its applied state with it.
+    pub fn take_installed(&mut self) -> Option<Snapshot<S>> {
+        self.installed.take()
     }
     /// Index in the log of the entry with `zxid`.
     pub fn position(&self, zxid: Zxid) -> Option<usize> {
-        let i = self.upper_bound(zxid);
-        (i > 0 && self.log[i - 1].zxid == zxid).then(|| i - 1)
+        self.log.position(zxid)
     }
-    /// Number of entries with zxid ≤ `zxid`.
+    /// Number of log entries with zxid ≤ `zxid`.
     pub fn upper_bound(&self, zxid: Zxid) -> usize {
-        let (mut lo, mut hi) = (0, self.log.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.log[mid].zxid <= zxid {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        self.log.upper_bound(zxid)
     }
 
     fn quorum(&self) -> usize {
@@ -293,7 +311,7 @@ impl<T: Clone> Peer<T> {
     fn others(&self) -> Vec<ServerId> {
         self.servers.iter().copied().filter(|s| *s != self.id).collect()
     }
-    fn send(&mut self, to: ServerId, msg: Msg<T>) {
+    fn send(&mut self, to: ServerId, msg: Msg<T, S>) {
         self.outbox.push((to, msg));
     }
     fn self_vote(&self, round: u64) -> Vote {
@@ -333,19 +351,29 @@ impl<T: Clone> Peer<T> {
         self.disk.push(DiskOp::SetEpochs { accepted, current });
     }
     fn append(&mut self, entry: Entry<T>) {
-        self.disk.push(DiskOp::Append(entry.clone()));
-        self.log.push_back(entry);
+        self.log.append(entry, &mut self.disk);
     }
     fn truncate_after(&mut self, zxid: Zxid) {
-        let len = self.upper_bound(zxid);
-        if len < self.log.len() {
-            self.log.truncate(len);
-            self.disk.push(DiskOp::Truncate { len });
+        if self.log.truncate_after(zxid, &mut self.disk) {
             self.persisted = self.persisted.min(self.last_zxid());
         }
     }
 
     // ----- inputs -----
+
+    /// The shell took a snapshot of its applied state (at most the commit
+    /// point): write it. It counts once `snapshot_persisted` says so.
+    pub fn take_snapshot(&mut self, snap: Snapshot<S>) {
+        if snap.zxid <= self.commit && snap.zxid > self.log.snapshot_zxid() {
+            self.log.write_snapshot(snap, &mut self.disk);
+        }
+    }
+
+    /// The shell's fsync made the snapshots written up to `zxid` durable:
+    /// older log entries may go. Returns the new purge point, if any.
+    pub fn snapshot_persisted(&mut self, zxid: Zxid) -> Option<Zxid> {
+        self.log.snapshot_synced(zxid, &mut self.disk)
+    }
 
     /// The shell's fsync made the log durable up to `zxid`.
     pub fn persisted(&mut self, zxid: Zxid) {
@@ -466,7 +494,7 @@ impl<T: Clone> Peer<T> {
     }
 
     /// A message from another server.
-    pub fn step(&mut self, from: ServerId, msg: Msg<T>) {
+    pub fn step(&mut self, from: ServerId, msg: Msg<T, S>) {
         if from == self.id || !self.servers.contains(&from) {
             return;
         }
@@ -485,10 +513,10 @@ impl<T: Clone> Peer<T> {
             } => self.on_ack_epoch(from, epoch, current_epoch, last_zxid, counts),
             Msg::Sync {
                 epoch,
-                truncate_to,
+                kind,
                 entries,
                 commit,
-            } => self.on_sync(from, epoch, truncate_to, entries, commit),
+            } => self.on_sync(from, epoch, kind, entries, commit),
             Msg::NewLeaderAck { epoch, zxid } => self.on_new_leader_ack(from, epoch, zxid),
             Msg::UpToDate { epoch } => {
                 if let Some(f) = self.following_mut(from, epoch) {
@@ -647,6 +675,20 @@ impl<T: Clone> Peer<T> {
                 }
                 self.check_agreement();
             }
+            State::Following(f)
+                if f.leader == from && f.phase != FollowerPhase::Discovery && v.state != PeerState::Leading =>
+            {
+                // Our leader stopped leading (it abdicated, say, for a
+                // follower ahead of it). ZooKeeper's leader closes its
+                // learners' connections as it shuts down, so they look at
+                // once; waiting out initLimit instead leaves the server with
+                // the newest history following a dead end while the others
+                // re-elect the same leader. (In Discovery the leader may not
+                // have decided yet: ZooKeeper's learner keeps trying to
+                // connect for initLimit.)
+                self.become_looking();
+                self.on_vote(from, v);
+            }
             _ => {
                 if v.state == PeerState::Looking {
                     let mine = self.state_vote();
@@ -754,12 +796,30 @@ impl<T: Clone> Peer<T> {
         );
     }
 
-    fn on_sync(&mut self, from: ServerId, epoch: u32, truncate_to: Zxid, entries: Vec<Entry<T>>, commit: Zxid) {
+    fn on_sync(&mut self, from: ServerId, epoch: u32, kind: SyncKind<S>, entries: Vec<Entry<T>>, commit: Zxid) {
         let ok = matches!(&self.state, State::Following(f) if f.leader == from && f.epoch == epoch && f.phase == FollowerPhase::AwaitSync);
         if !ok {
             return;
         }
-        self.truncate_after(truncate_to);
+        match kind {
+            SyncKind::Diff => {}
+            SyncKind::Trunc(zxid) => {
+                if zxid < self.log.snapshot_zxid() {
+                    // Our snapshot holds only committed txns: a leader
+                    // truncating into it is confused (ZooKeeper's learner
+                    // exits). Find another.
+                    self.become_looking();
+                    return;
+                }
+                self.truncate_after(zxid);
+            }
+            SyncKind::Snap(snap) => {
+                self.commit = snap.zxid;
+                self.persisted = snap.zxid;
+                self.log.install(snap.clone(), &mut self.disk);
+                self.installed = Some(snap);
+            }
+        }
         for e in entries {
             if e.zxid > self.last_zxid() {
                 self.append(e);
@@ -881,8 +941,8 @@ impl<T: Clone> Peer<T> {
         self.leader_progress();
     }
 
-    /// Sends `to` what it lacks of our history: truncate to the last zxid we
-    /// share, then everything after it.
+    /// Sends `to` what it lacks of our history: DIFF, TRUNC or SNAP (see
+    /// `TxnLog::plan`), then everything after that point.
     fn send_sync(&mut self, to: ServerId) {
         let State::Leading(l) = &mut self.state else {
             return;
@@ -895,15 +955,15 @@ impl<T: Clone> Peer<T> {
         };
         ln.stage = Stage::Syncing;
         let epoch = l.epoch;
-        let keep = self.upper_bound(last_zxid);
-        let truncate_to = if keep == 0 { 0 } else { self.log[keep - 1].zxid };
-        let entries: Vec<Entry<T>> = self.log.iter().skip(keep).cloned().collect();
+        let SyncPlan { kind, from } = self.log.plan(last_zxid);
+        let log = self.log.entries();
+        let entries: Vec<Entry<T>> = (from..log.len()).filter_map(|i| log.get(i).cloned()).collect();
         let commit = self.commit;
         self.send(
             to,
             Msg::Sync {
                 epoch,
-                truncate_to,
+                kind,
                 entries,
                 commit,
             },
