@@ -14,6 +14,7 @@ use zkdst_sim::tree::PrepConfig;
 
 use crate::exec::{run_sequence, ExecOptions, Trace};
 use crate::ops::Step;
+use crate::sim_cutoff::SimFaults;
 
 /// Settings of the simulated ensemble, mirroring a [`crate::ServerOptions`].
 #[derive(Debug, Clone)]
@@ -128,7 +129,12 @@ pub fn run_sim(
         let result = match created {
             Ok(()) => match connect_sim_clients(&mut cluster, clients, options.session_timeout_ms).await {
                 Ok(sessions) => {
-                    let trace = run_sequence(&sessions, &root, &steps, madsim::time::sleep, &exec).await;
+                    let mut faults = SimFaults {
+                        cluster: &mut cluster,
+                        clients: &sessions,
+                        tick_ms: options.tick_ms,
+                    };
+                    let trace = run_sequence(&sessions, &root, &steps, madsim::time::sleep, &exec, &mut faults).await;
                     for c in &sessions {
                         c.close().await;
                     }

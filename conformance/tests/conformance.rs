@@ -33,8 +33,8 @@ use zkdst_conformance::faults::{self, Nemesis};
 use zkdst_conformance::real::{connect_clients, fresh_root, run_real, run_real_reusing_root};
 use zkdst_conformance::sim::{connect_sim_client, run_sim};
 use zkdst_conformance::{
-    compare, run_sequence, sequence, Divergence, ExecOptions, FaultMode, FaultProxy, GenConfig, Outcome, RealEnsemble,
-    RealServer, ServerOptions, SimOptions, Step,
+    compare, run_sequence, sequence, Divergence, ExecOptions, FaultMode, FaultProxy, GenConfig, NoFaults, Outcome,
+    RealEnsemble, RealServer, ServerOptions, SimOptions, Step,
 };
 use zkdst_recipes::real::{RealClient, RealOptions};
 use zkdst_recipes::zk::{
@@ -140,6 +140,7 @@ fn differential_self_consistency() {
     let exec = ExecOptions {
         step_pause: Duration::from_millis(1),
         settle: Duration::from_millis(100),
+        ..ExecOptions::default()
     };
     // ZKDST_CONFORMANCE_SEED replays a run (the seed is printed).
     let seed: u64 = std::env::var("ZKDST_CONFORMANCE_SEED")
@@ -273,6 +274,7 @@ fn differential_sim_vs_real() {
     let exec = ExecOptions {
         step_pause: Duration::from_millis(1),
         settle: Duration::from_millis(100),
+        ..ExecOptions::default()
     };
     let seed = env_u64("ZKDST_CONFORMANCE_SEED").unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -714,7 +716,7 @@ fn differential_detects_a_difference() {
         let clients = connect_clients(&connect, 2, Duration::from_secs(4))
             .await
             .expect("clients");
-        let c = run_sequence(&clients, &root, &steps, tokio::time::sleep, &exec).await;
+        let c = run_sequence(&clients, &root, &steps, tokio::time::sleep, &exec, &mut NoFaults).await;
         let d = compare(&a, &c).expect_err("an extra child must show");
         eprintln!("expected divergence:\n{d}");
         assert!(matches!(d, Divergence::Op { index: 1, .. }), "{d}");
@@ -744,6 +746,8 @@ fn outcome_kind(o: &Outcome) -> String {
         Outcome::Synced => "Synced".into(),
         Outcome::WatchAdded => "WatchAdded".into(),
         Outcome::Closed => "Closed".into(),
+        Outcome::Fault { state, .. } => format!("Fault {state:?}"),
+        Outcome::NotRun => "NotRun".into(),
     }
 }
 
