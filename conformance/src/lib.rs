@@ -9,6 +9,8 @@
 //! - [`faults`]: fault scenarios over any client, run on both backends.
 //! - [`cutoff`]: session faults as steps (a client cut off and let back,
 //!   a session expired), over either backend.
+//! - [`ensemble`]: differential runs on three servers, sessions pinned to
+//!   different members, reads after `sync`.
 //! - [`exec`]: runs a sequence on any `ZkClient` and records a [`Trace`].
 //! - [`normalize`]: removes what legitimately differs between runs, and
 //!   [`compare`]s two traces.
@@ -17,6 +19,7 @@
 //!   `SimClient`s.
 
 pub mod cutoff;
+pub mod ensemble;
 pub mod exec;
 pub mod faults;
 pub mod normalize;

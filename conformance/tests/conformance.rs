@@ -303,6 +303,7 @@ fn differential_sim_vs_real() {
         Cell::new(Duration::ZERO),
     );
     let first_failure = std::cell::RefCell::new(None::<String>);
+    let faults_seen = std::cell::RefCell::new(std::collections::BTreeMap::<String, usize>::new());
     let fixed_root = format!("/sim-vs-real-{}", std::process::id());
     let result = runner.run(&sequence(&gen), |steps| {
         runs.set(runs.get() + 1);
@@ -352,6 +353,25 @@ fn differential_sim_vs_real() {
         sim_time.set(sim_time.get() + t.elapsed());
         ops_run.set(ops_run.get() + real.ops.len());
         watches_fired.set(watches_fired.get() + real.watches.iter().filter(|w| w.event.is_some()).count());
+        for op in &real.ops {
+            let fault = matches!(
+                op.step,
+                Step::Disconnect { .. } | Step::Reconnect { .. } | Step::Expire { .. }
+            );
+            if fault || matches!(op.outcome, Outcome::NotRun) {
+                let step = op.step.to_string();
+                let kind = step.split_whitespace().nth(1).unwrap_or("").to_string();
+                *faults_seen
+                    .borrow_mut()
+                    .entry(format!("{kind} -> {}", outcome_kind(&op.outcome)))
+                    .or_default() += 1;
+            }
+        }
+        let burst_events: usize = real.bursts.iter().map(|(_, from, to)| to - from).sum();
+        *faults_seen
+            .borrow_mut()
+            .entry("reconnect burst events".to_string())
+            .or_default() += burst_events;
         compare(&real, &sim).map_err(|d| {
             let steps: Vec<String> = steps.iter().map(|s| s.to_string()).collect();
             let msg = format!("(left = real, right = sim) {d}\nsequence:\n  {}", steps.join("\n  "));
@@ -369,6 +389,7 @@ fn differential_sim_vs_real() {
         real_time.get(),
         sim_time.get()
     );
+    eprintln!("sim-vs-real fault steps: {:?}", faults_seen.borrow());
     if let Err(e) = result {
         if let Some(first) = first_failure.borrow().as_ref() {
             eprintln!("first divergence before shrinking:\n{first}");

@@ -216,6 +216,20 @@ fn cases() -> Vec<(&'static str, Vec<Step>)> {
                 read(1, "a"),
             ],
         ),
+        (
+            "an expired session: an empty multi is answered locally; close, then Closed",
+            vec![
+                create(0, "a"),
+                expire(0),
+                Step::Multi { client: 0, ops: vec![] },
+                read(0, "a"),
+                Step::Close { client: 0 },
+                Step::Multi { client: 0, ops: vec![] },
+                read(0, "a"),
+                Step::Close { client: 1 },
+                Step::Multi { client: 1, ops: vec![] },
+            ],
+        ),
     ]
 }
 
