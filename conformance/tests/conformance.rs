@@ -21,7 +21,14 @@
 //!   a silenced session expiring, leader failover keeping sessions.
 //! - Point checks of zookeeper-semantics.md against the real server.
 //!
-//! The recipes on the real server are in tests/recipes_real.rs.
+//! The generated sequences include session faults: a client's connection
+//! cut and restored (its watches re-registered with SetWatches), a session
+//! expired mid-sequence; on the real server each client connects through
+//! its own fault proxy (`zkdst_conformance::real_cutoff`).
+//!
+//! Hand-written session-fault cases are in tests/session_faults.rs, the
+//! 3-server differential in tests/ensemble.rs, the recipes on the real
+//! server in tests/recipes_real.rs.
 
 use std::cell::Cell;
 use std::future::Future;

@@ -233,6 +233,35 @@ fn cases() -> Vec<(&'static str, Vec<Step>)> {
     ]
 }
 
+/// An expired session's ephemerals go in the order of its close
+/// transaction (a Java HashSet's), seen through a recursive watch: several
+/// set sizes.
+fn expiry_order_cases() -> Vec<(String, Vec<Step>)> {
+    [3usize, 6, 11]
+        .into_iter()
+        .map(|n| {
+            let mut steps = vec![create(0, "a"), add(2, "", true)];
+            for i in 0..n {
+                steps.push(match i % 3 {
+                    0 => ephemeral(1, &format!("e{i}")),
+                    1 => Step::Create {
+                        client: 1,
+                        path: "a/s-".into(),
+                        data: vec![],
+                        mode: CreateMode::EphemeralSequential,
+                    },
+                    _ => ephemeral(1, &format!("a/x{i}")),
+                });
+            }
+            steps.push(expire(1));
+            (
+                format!("an expired session's {n} ephemerals go in close-txn order"),
+                steps,
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn session_fault_known_cases() {
     let server = RealServer::start(ServerOptions {
@@ -247,7 +276,9 @@ fn session_fault_known_cases() {
         .expect("tokio runtime");
     let exec = ExecOptions::default();
     let mut failures = Vec::new();
-    for (k, (name, steps)) in cases().iter().enumerate() {
+    let mut all: Vec<(String, Vec<Step>)> = cases().into_iter().map(|(n, s)| (n.to_string(), s)).collect();
+    all.extend(expiry_order_cases());
+    for (k, (name, steps)) in all.iter().enumerate() {
         let root = fresh_root();
         let real = rt
             .block_on(async {
