@@ -199,6 +199,14 @@ impl Step {
         self
     }
 
+    /// A write (create, delete, set_data, multi).
+    pub fn is_write(&self) -> bool {
+        matches!(
+            self,
+            Step::Create { .. } | Step::Delete { .. } | Step::SetData { .. } | Step::Multi { .. }
+        )
+    }
+
     /// A read (its result may be stale on a follower).
     pub fn is_read(&self) -> bool {
         matches!(
@@ -497,25 +505,52 @@ pub fn step(config: &GenConfig) -> BoxedStrategy<Step> {
     proptest::strategy::Union::new_weighted(choices).boxed()
 }
 
-/// A disconnect block: client `c` is cut off, 0–4 steps by the other
-/// clients run (their writes are what `c`'s watches must learn about on the
-/// reconnect), and `c` reconnects. With a single client, just the two
-/// fault steps.
+/// A disconnect block: client `c` sets 0–3 one-shot watches, is cut off,
+/// 0–4 writes by the other clients run (what `c`'s watches must learn
+/// about on the reconnect — SetWatches' verdicts, or the documented miss),
+/// and `c` reconnects. With a single client, no writes in between.
 pub fn disconnect_block(config: &GenConfig) -> impl Strategy<Value = Vec<Step>> {
     let n = config.clients.max(1);
-    (0..n, prop::collection::vec(step(&plain(config)), 0..=4)).prop_map(move |(c, inner)| {
-        let mut steps = vec![Step::Disconnect { client: c }];
-        steps.extend(inner.into_iter().filter(|s| n > 1 || s.client() != c).map(|s| {
-            let k = s.client();
-            if k == c {
-                s.with_client((c + 1) % n)
-            } else {
-                s
-            }
-        }));
-        steps.push(Step::Reconnect { client: c });
-        steps
-    })
+    let watch = (0..3usize, node_path()).prop_map(|(kind, path)| (kind, path));
+    let write = step(&plain(config)).prop_filter("a write", Step::is_write);
+    (
+        0..n,
+        prop::collection::vec(watch, 0..=3),
+        prop::collection::vec(write, 0..=4),
+    )
+        .prop_map(move |(c, watches, inner)| {
+            let mut steps: Vec<Step> = watches
+                .into_iter()
+                .map(|(kind, path)| match kind {
+                    0 => Step::Exists {
+                        client: c,
+                        path,
+                        watch: true,
+                    },
+                    1 => Step::GetData {
+                        client: c,
+                        path,
+                        watch: true,
+                    },
+                    _ => Step::GetChildren {
+                        client: c,
+                        path,
+                        watch: true,
+                    },
+                })
+                .collect();
+            steps.push(Step::Disconnect { client: c });
+            steps.extend(inner.into_iter().filter(|_| n > 1).map(|s| {
+                let k = s.client();
+                if k == c {
+                    s.with_client((c + 1) % n)
+                } else {
+                    s
+                }
+            }));
+            steps.push(Step::Reconnect { client: c });
+            steps
+        })
 }
 
 /// `config` without the fault steps (for the steps inside a block).

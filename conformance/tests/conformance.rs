@@ -348,15 +348,8 @@ fn differential_sim_vs_real() {
         real_time.set(real_time.get() + t.elapsed());
         let real = real.expect("at least one attempt").map_err(TestCaseError::fail)?;
         let t = Instant::now();
-        let sim = run_sim(
-            sim_seed(&steps),
-            &sim_options,
-            "/conformance",
-            gen.clients,
-            &steps,
-            &exec,
-        )
-        .map_err(|e| TestCaseError::fail(format!("the simulated run failed: {e}")))?;
+        let sim = run_sim(sim_seed(&steps), &sim_options, root, gen.clients, &steps, &exec)
+            .map_err(|e| TestCaseError::fail(format!("the simulated run failed: {e}")))?;
         sim_time.set(sim_time.get() + t.elapsed());
         ops_run.set(ops_run.get() + real.ops.len());
         watches_fired.set(watches_fired.get() + real.watches.iter().filter(|w| w.event.is_some()).count());

@@ -280,15 +280,17 @@ fn session_fault_known_cases() {
     all.extend(expiry_order_cases());
     for (k, (name, steps)) in all.iter().enumerate() {
         let root = fresh_root();
+        let started = std::time::Instant::now();
         let real = rt
             .block_on(async {
                 tokio::time::timeout(Duration::from_secs(90), run_real(&connect, &root, 3, steps, &exec)).await
             })
             .expect("real run timed out")
             .expect("real run");
+        let real_elapsed = started.elapsed();
         let sim = run_sim(100 + k as u64, &SimOptions::default(), &root, 3, steps, &exec).expect("sim run");
         match compare(&real, &sim) {
-            Ok(()) => eprintln!("fault case ok: {name}"),
+            Ok(()) => eprintln!("fault case ok: {name} (real run {real_elapsed:?})"),
             Err(d) => {
                 eprintln!("fault case DIVERGES: {name}\n(left = real, right = sim) {d}");
                 failures.push(name.to_string());
