@@ -513,12 +513,24 @@ pub fn disconnect_block(config: &GenConfig) -> impl Strategy<Value = Vec<Step>> 
     let n = config.clients.max(1);
     let watch = (0..3usize, node_path()).prop_map(|(kind, path)| (kind, path));
     let write = step(&plain(config)).prop_filter("a write", Step::is_write);
+    // Writes aimed at the watched nodes: (which watch, what write).
+    let aimed = (0..3usize, 0..4u8);
     (
         0..n,
         prop::collection::vec(watch, 0..=3),
-        prop::collection::vec(write, 0..=4),
+        prop::collection::vec(write, 0..=3),
+        prop::collection::vec(aimed, 0..=3),
     )
-        .prop_map(move |(c, watches, inner)| {
+        .prop_map(move |(c, watches, generic, aimed)| {
+            let other = (c + 1) % n;
+            let mut inner: Vec<Step> = aimed
+                .iter()
+                .filter_map(|&(w, kind)| {
+                    let path = watches.get(w % watches.len().max(1))?.1.clone();
+                    Some(aimed_write(other, path, kind))
+                })
+                .collect();
+            inner.extend(generic);
             let mut steps: Vec<Step> = watches
                 .into_iter()
                 .map(|(kind, path)| match kind {
@@ -551,6 +563,40 @@ pub fn disconnect_block(config: &GenConfig) -> impl Strategy<Value = Vec<Step>> 
             steps.push(Step::Reconnect { client: c });
             steps
         })
+}
+
+/// A write by `client` on (or under) `path`: kind 0 sets its data, 1
+/// creates it, 2 deletes it, 3 creates a child.
+fn aimed_write(client: usize, path: String, kind: u8) -> Step {
+    match kind {
+        0 => Step::SetData {
+            client,
+            path,
+            data: b"w".to_vec(),
+            version: Version::Any,
+        },
+        1 => Step::Create {
+            client,
+            path,
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        },
+        2 => Step::Delete {
+            client,
+            path,
+            version: Version::Any,
+        },
+        _ => Step::Create {
+            client,
+            path: if path.is_empty() {
+                "k".to_string()
+            } else {
+                format!("{path}/k")
+            },
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        },
+    }
 }
 
 /// `config` without the fault steps (for the steps inside a block).
