@@ -17,8 +17,9 @@ use futures::stream::{BoxStream, StreamExt};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use zkdst_recipes::zk::{AddWatchMode, Op, OpResult, SessionId, Stat, WatchedEvent, ZkClient, ZkError};
+use zkdst_recipes::zk::{AddWatchMode, Op, OpResult, SessionId, SessionState, Stat, WatchedEvent, ZkClient, ZkError};
 
+use crate::cutoff::{wait_state, SessionFaults};
 use crate::ops::{absolute, MultiStep, Step, Version};
 
 /// What one call returned.
@@ -50,6 +51,18 @@ pub enum Outcome {
     Synced,
     WatchAdded,
     Closed,
+    /// A fault step: the client's session state once the fault took
+    /// effect (`Disconnect`: Disconnected; `Reconnect`: SyncConnected, and
+    /// whether the session is the same; `Expire`: Expired).
+    Fault {
+        state: SessionState,
+        same_session: bool,
+    },
+    /// Not run: the client is cut off (a step between its `Disconnect`
+    /// and `Reconnect`, which the generator never makes, but shrinking
+    /// can), or a fault step that does not apply (reconnecting a client
+    /// that is not cut off, faulting a closed one).
+    NotRun,
     Error(ZkError),
 }
 
@@ -107,6 +120,12 @@ pub struct Trace {
     /// watch `i` is `watches[i].events[k]`.
     #[serde(default)]
     pub deliveries: Vec<usize>,
+    /// The events a reconnect delivered (SetWatches' verdicts), as
+    /// `(client, from, to)`: `deliveries[from..to]`. Their order within the
+    /// burst is the client library's (the order of its watch table), not
+    /// the server's.
+    #[serde(default)]
+    pub bursts: Vec<(usize, usize, usize)>,
 }
 
 /// Pacing of a run.
@@ -118,6 +137,11 @@ pub struct ExecOptions {
     /// every notification of earlier writes reach its client) before the
     /// watches are read for the last time.
     pub settle: Duration,
+    /// `sync` before every read (and before reading a version to resolve
+    /// one): a follower then answers as fresh as the leader.
+    pub sync_before_reads: bool,
+    /// Bound of each wait for a fault's effect (a session state).
+    pub fault_wait: Duration,
 }
 
 impl Default for ExecOptions {
@@ -125,6 +149,8 @@ impl Default for ExecOptions {
         ExecOptions {
             step_pause: Duration::from_millis(2),
             settle: Duration::from_millis(200),
+            sync_before_reads: false,
+            fault_wait: Duration::from_secs(30),
         }
     }
 }
@@ -137,8 +163,11 @@ async fn current_version<C: ZkClient>(client: &C, path: &str) -> i32 {
     }
 }
 
-async fn resolve<C: ZkClient>(client: &C, root: &str, rel: &str, v: Version) -> i32 {
+async fn resolve<C: ZkClient>(client: &C, root: &str, rel: &str, v: Version, sync: bool) -> i32 {
     let current = if v.needs_current() {
+        if sync {
+            let _ = client.sync(&absolute(root, rel)).await;
+        }
         current_version(client, &absolute(root, rel)).await
     } else {
         0
@@ -153,12 +182,20 @@ fn sorted(mut children: Vec<String>) -> Vec<String> {
 
 /// Runs `steps` with `clients` (step `client` fields index into it) under
 /// the existing node `root`, and records the trace. `sleep` is the only
-/// source of waiting.
-pub async fn run_sequence<C, S, F>(clients: &[C], root: &str, steps: &[Step], sleep: S, options: &ExecOptions) -> Trace
+/// source of waiting; `faults` carries out the fault steps.
+pub async fn run_sequence<C, S, F, N>(
+    clients: &[C],
+    root: &str,
+    steps: &[Step],
+    sleep: S,
+    options: &ExecOptions,
+    faults: &mut N,
+) -> Trace
 where
     C: ZkClient,
     S: Fn(Duration) -> F,
     F: Future<Output = ()>,
+    N: SessionFaults,
 {
     let mut trace = Trace {
         root: root.to_string(),
@@ -166,10 +203,19 @@ where
         ops: Vec::with_capacity(steps.len()),
         watches: Vec::new(),
         deliveries: Vec::new(),
+        bursts: Vec::new(),
     };
     let log: DeliveryLog = Arc::new(Mutex::new(Vec::new()));
     let mut collectors: Vec<Arc<Collector>> = Vec::new();
     let mut closed = vec![false; clients.len()];
+    let mut cut = vec![false; clients.len()];
+    // Clients holding a persistent watch are not disconnected: the
+    // reference client, `zookeeper-client` 0.11.2, does not re-register
+    // persistent watches on a reconnect (`WatchManager::resend_watches`
+    // never raises the SetWatches2 index: it always sends a SetWatches
+    // without them), so the real run would show a client bug, not
+    // ZooKeeper's re-adding them.
+    let mut persistent = vec![false; clients.len()];
 
     for (index, step) in steps.iter().enumerate() {
         let client_index = step.client();
@@ -182,6 +228,56 @@ where
             });
             continue;
         };
+        if cut[client_index] && !matches!(step, Step::Reconnect { .. } | Step::Expire { .. }) {
+            trace.ops.push(OpRecord {
+                index,
+                step: step.clone(),
+                versions: Vec::new(),
+                outcome: Outcome::NotRun,
+            });
+            continue;
+        }
+        if options.sync_before_reads && step.is_read() && !closed[client_index] {
+            let _ = client.sync(root).await;
+        }
+        match step {
+            Step::Disconnect { .. } | Step::Reconnect { .. } | Step::Expire { .. } => {
+                let mut fault = FaultRun {
+                    client,
+                    index: client_index,
+                    sleep: &sleep,
+                    options,
+                    collectors: &collectors,
+                    log: &log,
+                };
+                let outcome = match step {
+                    Step::Disconnect { .. } if !closed[client_index] && !persistent[client_index] => {
+                        cut[client_index] = true;
+                        fault.disconnect(faults, &mut trace, index).await
+                    }
+                    Step::Reconnect { .. } if cut[client_index] => {
+                        cut[client_index] = false;
+                        fault.reconnect(faults, &mut trace, index).await
+                    }
+                    Step::Expire { .. } if !closed[client_index] => {
+                        let was_cut = std::mem::replace(&mut cut[client_index], false);
+                        closed[client_index] = true;
+                        fault.expire(faults, &mut trace, index, was_cut).await
+                    }
+                    _ => Outcome::NotRun,
+                };
+                trace.ops.push(OpRecord {
+                    index,
+                    step: step.clone(),
+                    versions: Vec::new(),
+                    outcome,
+                });
+                sleep(options.step_pause).await;
+                collect(&collectors, &log, &mut trace, index);
+                continue;
+            }
+            _ => {}
+        }
         let mut versions = Vec::new();
         let mut new_watch = |kind, path: &str, events: BoxStream<'static, WatchedEvent>| {
             trace.watches.push(WatchRecord {
@@ -210,7 +306,7 @@ where
                 Err(e) => Outcome::Error(e),
             },
             Step::Delete { path, version, .. } => {
-                let v = resolve(client, root, path, *version).await;
+                let v = resolve(client, root, path, *version, options.sync_before_reads).await;
                 versions.push(v);
                 match client.delete(&absolute(root, path), v).await {
                     Ok(()) => Outcome::Deleted,
@@ -220,7 +316,7 @@ where
             Step::SetData {
                 path, data, version, ..
             } => {
-                let v = resolve(client, root, path, *version).await;
+                let v = resolve(client, root, path, *version, options.sync_before_reads).await;
                 versions.push(v);
                 match client.set_data(&absolute(root, path), data, v).await {
                     Ok(stat) => Outcome::SetData(stat),
@@ -288,7 +384,7 @@ where
                 let mut calls = Vec::with_capacity(ops.len());
                 for op in ops {
                     let v = match op.version() {
-                        Some(version) => resolve(client, root, op.path(), version).await,
+                        Some(version) => resolve(client, root, op.path(), version, options.sync_before_reads).await,
                         None => -1,
                     };
                     versions.push(v);
@@ -326,7 +422,8 @@ where
                 };
                 match client.add_watch(&abs, mode).await {
                     Ok(w) => {
-                        new_watch(kind, &abs, persistent(w));
+                        persistent[client_index] = true;
+                        new_watch(kind, &abs, persistent_events(w));
                         Outcome::WatchAdded
                     }
                     Err(e) => Outcome::Error(e),
@@ -341,6 +438,7 @@ where
                 closed[client_index] = true;
                 Outcome::Closed
             }
+            Step::Disconnect { .. } | Step::Reconnect { .. } | Step::Expire { .. } => Outcome::NotRun,
         };
         trace.ops.push(OpRecord {
             index,
@@ -352,6 +450,20 @@ where
         collect(&collectors, &log, &mut trace, index);
     }
 
+    // Clients still cut off (a shrunk sequence) reconnect first.
+    for (i, client) in clients.iter().enumerate() {
+        if cut[i] {
+            let mut fault = FaultRun {
+                client,
+                index: i,
+                sleep: &sleep,
+                options,
+                collectors: &collectors,
+                log: &log,
+            };
+            fault.reconnect(faults, &mut trace, steps.len()).await;
+        }
+    }
     // Every notification of an earlier write reaches a client before the
     // reply to its later sync.
     for (i, client) in clients.iter().enumerate() {
@@ -382,13 +494,98 @@ fn collect(collectors: &[Arc<Collector>], log: &DeliveryLog, trace: &mut Trace, 
     }
 }
 
+/// One fault step being carried out on one client.
+struct FaultRun<'a, C, S> {
+    client: &'a C,
+    index: usize,
+    sleep: &'a S,
+    options: &'a ExecOptions,
+    collectors: &'a [Arc<Collector>],
+    log: &'a DeliveryLog,
+}
+
+impl<C, S, F> FaultRun<'_, C, S>
+where
+    C: ZkClient,
+    S: Fn(Duration) -> F,
+    F: Future<Output = ()>,
+{
+    /// Makes every notification of earlier writes reach the client (they
+    /// precede the reply to its sync) and logs them, so that none is in
+    /// flight when the connection goes.
+    async fn flush(&self, trace: &mut Trace, after: usize) {
+        let _ = self.client.sync("/").await;
+        (self.sleep)(self.options.step_pause).await;
+        collect(self.collectors, self.log, trace, after);
+    }
+
+    async fn disconnect<N: SessionFaults>(&mut self, faults: &mut N, trace: &mut Trace, after: usize) -> Outcome {
+        self.flush(trace, after).await;
+        faults.cut(self.index).await;
+        let state = wait_state(self.client, self.sleep, self.options.fault_wait, |s| !s.is_connected()).await;
+        Outcome::Fault {
+            state,
+            same_session: true,
+        }
+    }
+
+    /// Lets the client back and waits until it is connected and has every
+    /// event its SetWatches produced (they precede the reply to a sync);
+    /// those events are recorded as one burst.
+    async fn reconnect<N: SessionFaults>(&mut self, faults: &mut N, trace: &mut Trace, after: usize) -> Outcome {
+        let session = self.client.session_id();
+        collect(self.collectors, self.log, trace, after);
+        let from = trace.deliveries.len();
+        faults.restore(self.index).await;
+        let state = wait_state(self.client, self.sleep, self.options.fault_wait, |s| {
+            s.is_connected() || s.is_terminal()
+        })
+        .await;
+        if state.is_connected() {
+            self.flush(trace, after).await;
+        }
+        trace.bursts.push((self.index, from, trace.deliveries.len()));
+        Outcome::Fault {
+            state,
+            same_session: self.client.session_id() == session,
+        }
+    }
+
+    /// Cuts the client off (unless it is already), has the server end its
+    /// session, lets it back, and waits until it learns it is expired.
+    async fn expire<N: SessionFaults>(
+        &mut self,
+        faults: &mut N,
+        trace: &mut Trace,
+        after: usize,
+        was_cut: bool,
+    ) -> Outcome {
+        if !was_cut {
+            self.disconnect(faults, trace, after).await;
+        }
+        faults.expire(self.index, self.client.session_id()).await;
+        faults.restore(self.index).await;
+        let state = wait_state(
+            self.client,
+            self.sleep,
+            self.options.fault_wait,
+            SessionState::is_terminal,
+        )
+        .await;
+        Outcome::Fault {
+            state,
+            same_session: true,
+        }
+    }
+}
+
 fn oneshot(w: zkdst_recipes::zk::OneshotWatch) -> BoxStream<'static, WatchedEvent> {
     futures::stream::once(w.changed()).boxed()
 }
 
 /// A persistent watch's events until (and including) a terminal session
 /// event.
-fn persistent(w: zkdst_recipes::zk::PersistentWatch) -> BoxStream<'static, WatchedEvent> {
+fn persistent_events(w: zkdst_recipes::zk::PersistentWatch) -> BoxStream<'static, WatchedEvent> {
     futures::stream::unfold(Some(w), |w| async move {
         let mut w = w?;
         let e = w.changed().await;

@@ -7,6 +7,10 @@
 //! - [`ops`]: operation sequences over a few sessions, and their proptest
 //!   generator.
 //! - [`faults`]: fault scenarios over any client, run on both backends.
+//! - [`cutoff`]: session faults as steps (a client cut off and let back,
+//!   a session expired), over either backend.
+//! - [`ensemble`]: differential runs on three servers, sessions pinned to
+//!   different members, reads after `sync`.
 //! - [`exec`]: runs a sequence on any `ZkClient` and records a [`Trace`].
 //! - [`normalize`]: removes what legitimately differs between runs, and
 //!   [`compare`]s two traces.
@@ -14,15 +18,20 @@
 //! - [`sim`]: running a sequence on a fresh simulated ensemble with
 //!   `SimClient`s.
 
+pub mod cutoff;
+pub mod ensemble;
 pub mod exec;
 pub mod faults;
 pub mod normalize;
 pub mod ops;
 pub mod proxy;
 pub mod real;
+pub mod real_cutoff;
 pub mod server;
 pub mod sim;
+pub mod sim_cutoff;
 
+pub use cutoff::{NoFaults, SessionFaults};
 pub use exec::{run_sequence, ExecOptions, OpRecord, Outcome, Trace, WatchKind, WatchRecord};
 pub use normalize::{compare, compare_with, normalize, Divergence, NormalizeOptions};
 pub use ops::{sequence, step, GenConfig, MultiStep, Step, Version};

@@ -141,6 +141,23 @@ pub enum Step {
     Close {
         client: usize,
     },
+    /// Cuts the client's connection (and keeps it from reconnecting) until
+    /// its `Reconnect`: the session survives, its watches are re-registered
+    /// with SetWatches on the reconnect. The generator never gives the
+    /// client a step in between.
+    Disconnect {
+        client: usize,
+    },
+    /// Lets a disconnected client reconnect (same session).
+    Reconnect {
+        client: usize,
+    },
+    /// The server expires the client's session while the client is cut
+    /// off; the client learns it on reconnecting (`Expired`), its later
+    /// calls fail with SessionExpired.
+    Expire {
+        client: usize,
+    },
 }
 
 impl Step {
@@ -155,8 +172,47 @@ impl Step {
             | Step::Multi { client, .. }
             | Step::Sync { client, .. }
             | Step::AddWatch { client, .. }
-            | Step::Close { client } => *client,
+            | Step::Close { client }
+            | Step::Disconnect { client }
+            | Step::Reconnect { client }
+            | Step::Expire { client } => *client,
         }
+    }
+
+    /// The same step by another client.
+    pub fn with_client(mut self, new: usize) -> Step {
+        match &mut self {
+            Step::Create { client, .. }
+            | Step::Delete { client, .. }
+            | Step::SetData { client, .. }
+            | Step::Exists { client, .. }
+            | Step::GetData { client, .. }
+            | Step::GetChildren { client, .. }
+            | Step::Multi { client, .. }
+            | Step::Sync { client, .. }
+            | Step::AddWatch { client, .. }
+            | Step::Close { client }
+            | Step::Disconnect { client }
+            | Step::Reconnect { client }
+            | Step::Expire { client } => *client = new,
+        }
+        self
+    }
+
+    /// A write (create, delete, set_data, multi).
+    pub fn is_write(&self) -> bool {
+        matches!(
+            self,
+            Step::Create { .. } | Step::Delete { .. } | Step::SetData { .. } | Step::Multi { .. }
+        )
+    }
+
+    /// A read (its result may be stale on a follower).
+    pub fn is_read(&self) -> bool {
+        matches!(
+            self,
+            Step::Exists { .. } | Step::GetData { .. } | Step::GetChildren { .. }
+        )
     }
 }
 
@@ -191,6 +247,9 @@ impl fmt::Display for Step {
                 write!(f, "c{client} add_watch /{path} {mode}")
             }
             Step::Close { client } => write!(f, "c{client} close"),
+            Step::Disconnect { client } => write!(f, "c{client} disconnect"),
+            Step::Reconnect { client } => write!(f, "c{client} reconnect"),
+            Step::Expire { client } => write!(f, "c{client} expire"),
         }
     }
 }
@@ -211,6 +270,11 @@ pub struct GenConfig {
     pub bad_paths: bool,
     /// Generate `addWatch` steps (persistent and persistent-recursive).
     pub persistent_watches: bool,
+    /// Generate disconnect blocks: `Disconnect c`, 0–4 steps by other
+    /// clients, `Reconnect c` (see [`disconnect_block`]).
+    pub disconnects: bool,
+    /// Generate `Expire` steps.
+    pub expiry: bool,
 }
 
 impl Default for GenConfig {
@@ -223,6 +287,8 @@ impl Default for GenConfig {
             close: true,
             bad_paths: true,
             persistent_watches: true,
+            disconnects: true,
+            expiry: true,
         }
     }
 }
@@ -439,8 +505,126 @@ pub fn step(config: &GenConfig) -> BoxedStrategy<Step> {
     proptest::strategy::Union::new_weighted(choices).boxed()
 }
 
+/// A disconnect block: client `c` sets 0–3 one-shot watches, is cut off,
+/// 0–4 writes by the other clients run (what `c`'s watches must learn
+/// about on the reconnect — SetWatches' verdicts, or the documented miss),
+/// and `c` reconnects. With a single client, no writes in between.
+pub fn disconnect_block(config: &GenConfig) -> impl Strategy<Value = Vec<Step>> {
+    let n = config.clients.max(1);
+    let watch = (0..3usize, node_path()).prop_map(|(kind, path)| (kind, path));
+    let write = step(&plain(config)).prop_filter("a write", Step::is_write);
+    // Writes aimed at the watched nodes: (which watch, what write).
+    let aimed = (0..3usize, 0..4u8);
+    (
+        0..n,
+        prop::collection::vec(watch, 0..=3),
+        prop::collection::vec(write, 0..=3),
+        prop::collection::vec(aimed, 0..=3),
+    )
+        .prop_map(move |(c, watches, generic, aimed)| {
+            let other = (c + 1) % n;
+            let mut inner: Vec<Step> = aimed
+                .iter()
+                .filter_map(|&(w, kind)| {
+                    let path = watches.get(w % watches.len().max(1))?.1.clone();
+                    Some(aimed_write(other, path, kind))
+                })
+                .collect();
+            inner.extend(generic);
+            let mut steps: Vec<Step> = watches
+                .into_iter()
+                .map(|(kind, path)| match kind {
+                    0 => Step::Exists {
+                        client: c,
+                        path,
+                        watch: true,
+                    },
+                    1 => Step::GetData {
+                        client: c,
+                        path,
+                        watch: true,
+                    },
+                    _ => Step::GetChildren {
+                        client: c,
+                        path,
+                        watch: true,
+                    },
+                })
+                .collect();
+            steps.push(Step::Disconnect { client: c });
+            steps.extend(inner.into_iter().filter(|_| n > 1).map(|s| {
+                let k = s.client();
+                if k == c {
+                    s.with_client((c + 1) % n)
+                } else {
+                    s
+                }
+            }));
+            steps.push(Step::Reconnect { client: c });
+            steps
+        })
+}
+
+/// A write by `client` on (or under) `path`: kind 0 sets its data, 1
+/// creates it, 2 deletes it, 3 creates a child.
+fn aimed_write(client: usize, path: String, kind: u8) -> Step {
+    match kind {
+        0 => Step::SetData {
+            client,
+            path,
+            data: b"w".to_vec(),
+            version: Version::Any,
+        },
+        1 => Step::Create {
+            client,
+            path,
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        },
+        2 => Step::Delete {
+            client,
+            path,
+            version: Version::Any,
+        },
+        _ => Step::Create {
+            client,
+            path: if path.is_empty() {
+                "k".to_string()
+            } else {
+                format!("{path}/k")
+            },
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        },
+    }
+}
+
+/// `config` without the fault steps (for the steps inside a block).
+fn plain(config: &GenConfig) -> GenConfig {
+    GenConfig {
+        disconnects: false,
+        expiry: false,
+        ..config.clone()
+    }
+}
+
+/// A chunk of the body: one step, a disconnect block, or an expiry.
+fn chunk(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
+    let one = step(&plain(config)).prop_map(|s| vec![s]).boxed();
+    let mut choices: Vec<(u32, BoxedStrategy<Vec<Step>>)> = vec![(40, one)];
+    if config.disconnects {
+        choices.push((2, disconnect_block(config).boxed()));
+    }
+    if config.expiry {
+        let n = config.clients.max(1);
+        choices.push((1, (0..n).prop_map(|client| vec![Step::Expire { client }]).boxed()));
+    }
+    proptest::strategy::Union::new_weighted(choices).boxed()
+}
+
 /// A sequence of steps: 1–3 creates of shallow nodes (so that most later
-/// steps find something to act on), then the random body.
+/// steps find something to act on), then the random body (steps, and the
+/// fault blocks the config allows).
 pub fn sequence(config: &GenConfig) -> impl Strategy<Value = Vec<Step>> {
     let clients = config.clients.max(1);
     let setup = prop::collection::vec(
@@ -458,9 +642,9 @@ pub fn sequence(config: &GenConfig) -> impl Strategy<Value = Vec<Step>> {
             }),
         1..=3,
     );
-    let body = prop::collection::vec(step(config), config.min_len..=config.max_len.max(config.min_len));
+    let body = prop::collection::vec(chunk(config), config.min_len..=config.max_len.max(config.min_len));
     (setup, body).prop_map(|(mut steps, body)| {
-        steps.extend(body);
+        steps.extend(body.into_iter().flatten());
         steps
     })
 }
@@ -498,7 +682,7 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for _ in 0..200 {
             let seq = strategy.new_tree(&mut runner).expect("strategy generates").current();
-            assert!(seq.len() > config.min_len && seq.len() <= config.max_len + 3);
+            assert!(seq.len() > config.min_len && seq.len() <= 6 * config.max_len + 3);
             for s in &seq {
                 assert!(s.client() < config.clients);
                 let kind = match s {
@@ -525,6 +709,9 @@ mod tests {
             "sync",
             "close",
             "add_watch",
+            "disconnect",
+            "reconnect",
+            "expire",
         ] {
             assert!(seen.contains(want), "never generated {want}: {seen:?}");
         }

@@ -1,5 +1,6 @@
 //! Running step sequences on a real ZooKeeper through `RealClient`.
 
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -8,6 +9,8 @@ use zkdst_recipes::zk::{CreateMode, ZkClient, ZkError};
 
 use crate::exec::{run_sequence, ExecOptions, Trace};
 use crate::ops::Step;
+use crate::proxy::FaultProxy;
+use crate::real_cutoff::ProxyFaults;
 
 /// A root name no other run in this process (or, with high probability,
 /// any earlier process on the same server) uses: `/t-<pid>-<n>`.
@@ -30,7 +33,9 @@ pub async fn connect_clients(connect: &str, n: usize, session_timeout: Duration)
 }
 
 /// Creates the fresh persistent `root` (through its own session), connects
-/// `clients` new sessions, runs `steps`, and closes every session.
+/// `clients` new sessions — each through its own [`FaultProxy`] to the
+/// server at `connect` (one `127.0.0.1:port`), for the fault steps — runs
+/// `steps`, and closes every session.
 pub async fn run_real(
     connect: &str,
     root: &str,
@@ -38,11 +43,29 @@ pub async fn run_real(
     steps: &[Step],
     options: &ExecOptions,
 ) -> Result<Trace, ZkError> {
+    let upstream: SocketAddr = connect
+        .parse()
+        .map_err(|e| ZkError::InvalidArgument(format!("{connect} is not one server address: {e}")))?;
     let admin = RealClient::connect(connect).await?;
     admin.create(root, b"", CreateMode::Persistent).await?;
     admin.close().await;
-    let sessions = connect_clients(connect, clients, Duration::from_secs(6)).await?;
-    let trace = run_sequence(&sessions, root, steps, tokio::time::sleep, options).await;
+    let mut proxies = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        let p = FaultProxy::start(upstream)
+            .await
+            .map_err(|e| ZkError::InvalidArgument(format!("starting a proxy: {e}")))?;
+        proxies.push(p);
+    }
+    let mut sessions = Vec::with_capacity(clients);
+    for p in &proxies {
+        sessions.extend(connect_clients(&p.connect_string(), 1, Duration::from_secs(6)).await?);
+    }
+    let mut faults = ProxyFaults {
+        proxies: &proxies,
+        clients: &sessions,
+        direct: connect.to_string(),
+    };
+    let trace = run_sequence(&sessions, root, steps, tokio::time::sleep, options, &mut faults).await;
     for c in &sessions {
         c.close().await;
     }

@@ -6,14 +6,16 @@
 use std::time::Duration;
 
 use zkdst_recipes::zk::{CreateMode, ZkClient};
-use zkdst_sim::client::SimClient;
+use zkdst_sim::client::{ClientConfig, SimClient};
 use zkdst_sim::cluster::{Cluster, EnsembleConfig};
 use zkdst_sim::recorder::Recorder;
 use zkdst_sim::runner::run_seed;
 use zkdst_sim::tree::PrepConfig;
+use zkdst_sim::zab::ServerId;
 
 use crate::exec::{run_sequence, ExecOptions, Trace};
 use crate::ops::Step;
+use crate::sim_cutoff::SimFaults;
 
 /// Settings of the simulated ensemble, mirroring a [`crate::ServerOptions`].
 #[derive(Debug, Clone)]
@@ -26,6 +28,10 @@ pub struct SimOptions {
     pub session_timeout_ms: i32,
     /// Virtual-time bound of a run.
     pub time_limit: Duration,
+    /// Each client connects to one server only: client `i` to the `i`-th
+    /// (mod the ensemble size) of the servers listed leader first, then
+    /// followers by id — as [`crate::ensemble`] pins real clients.
+    pub pinned: bool,
 }
 
 impl Default for SimOptions {
@@ -37,6 +43,7 @@ impl Default for SimOptions {
             container_check_ms: 3_600_000,
             session_timeout_ms: 6000,
             time_limit: Duration::from_secs(600),
+            pinned: false,
         }
     }
 }
@@ -96,6 +103,47 @@ pub async fn connect_sim_clients(
     Ok(clients)
 }
 
+/// Connects client `id` (on its own node) to `server` only, and waits
+/// until it is connected. Call inside the simulation.
+pub async fn connect_sim_client_to(
+    cluster: &mut Cluster,
+    id: u32,
+    server: ServerId,
+    session_timeout_ms: i32,
+) -> Result<SimClient, String> {
+    let cfg = ClientConfig {
+        id,
+        servers: vec![server],
+        session_timeout_ms,
+    };
+    let recorder = cluster.recorder().clone();
+    let zk = cluster
+        .client_node(id)
+        .spawn(async move { SimClient::connect(cfg, recorder) })
+        .await
+        .map_err(|e| format!("client {id} task: {e}"))?;
+    if !zk.wait_connected(Duration::from_secs(30)).await {
+        return Err(format!("client {id} did not connect to server {server}"));
+    }
+    Ok(zk)
+}
+
+/// The run's clients, pinned or not as `options` say.
+async fn connect(cluster: &mut Cluster, n: usize, options: &SimOptions) -> Result<Vec<SimClient>, String> {
+    if !options.pinned {
+        return connect_sim_clients(cluster, n, options.session_timeout_ms).await;
+    }
+    let leader = cluster.leader().ok_or("no leader")?;
+    let mut order = vec![leader];
+    order.extend(cluster.server_ids().into_iter().filter(|s| *s != leader));
+    let mut clients = Vec::with_capacity(n);
+    for i in 0..n {
+        let server = order[i % order.len()];
+        clients.push(connect_sim_client_to(cluster, i as u32, server, options.session_timeout_ms).await?);
+    }
+    Ok(clients)
+}
+
 /// Runs `steps` on a fresh simulated ensemble under `root` (created first
 /// by its own session) with `clients` sessions, on a fresh OS thread under
 /// madsim `seed`.
@@ -126,9 +174,14 @@ pub fn run_sim(
         });
         let created = admin.await.map_err(|e| format!("admin task: {e}")).and_then(|r| r);
         let result = match created {
-            Ok(()) => match connect_sim_clients(&mut cluster, clients, options.session_timeout_ms).await {
+            Ok(()) => match connect(&mut cluster, clients, &options).await {
                 Ok(sessions) => {
-                    let trace = run_sequence(&sessions, &root, &steps, madsim::time::sleep, &exec).await;
+                    let mut faults = SimFaults {
+                        cluster: &mut cluster,
+                        clients: &sessions,
+                        tick_ms: options.tick_ms,
+                    };
+                    let trace = run_sequence(&sessions, &root, &steps, madsim::time::sleep, &exec, &mut faults).await;
                     for c in &sessions {
                         c.close().await;
                     }

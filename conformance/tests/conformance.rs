@@ -21,7 +21,14 @@
 //!   a silenced session expiring, leader failover keeping sessions.
 //! - Point checks of zookeeper-semantics.md against the real server.
 //!
-//! The recipes on the real server are in tests/recipes_real.rs.
+//! The generated sequences include session faults: a client's connection
+//! cut and restored (its watches re-registered with SetWatches), a session
+//! expired mid-sequence; on the real server each client connects through
+//! its own fault proxy (`zkdst_conformance::real_cutoff`).
+//!
+//! Hand-written session-fault cases are in tests/session_faults.rs, the
+//! 3-server differential in tests/ensemble.rs, the recipes on the real
+//! server in tests/recipes_real.rs.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -33,8 +40,8 @@ use zkdst_conformance::faults::{self, Nemesis};
 use zkdst_conformance::real::{connect_clients, fresh_root, run_real, run_real_reusing_root};
 use zkdst_conformance::sim::{connect_sim_client, run_sim};
 use zkdst_conformance::{
-    compare, run_sequence, sequence, Divergence, ExecOptions, FaultMode, FaultProxy, GenConfig, Outcome, RealEnsemble,
-    RealServer, ServerOptions, SimOptions, Step,
+    compare, run_sequence, sequence, Divergence, ExecOptions, FaultMode, FaultProxy, GenConfig, NoFaults, Outcome,
+    RealEnsemble, RealServer, ServerOptions, SimOptions, Step,
 };
 use zkdst_recipes::real::{RealClient, RealOptions};
 use zkdst_recipes::zk::{
@@ -140,6 +147,7 @@ fn differential_self_consistency() {
     let exec = ExecOptions {
         step_pause: Duration::from_millis(1),
         settle: Duration::from_millis(100),
+        ..ExecOptions::default()
     };
     // ZKDST_CONFORMANCE_SEED replays a run (the seed is printed).
     let seed: u64 = std::env::var("ZKDST_CONFORMANCE_SEED")
@@ -273,6 +281,7 @@ fn differential_sim_vs_real() {
     let exec = ExecOptions {
         step_pause: Duration::from_millis(1),
         settle: Duration::from_millis(100),
+        ..ExecOptions::default()
     };
     let seed = env_u64("ZKDST_CONFORMANCE_SEED").unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -301,6 +310,7 @@ fn differential_sim_vs_real() {
         Cell::new(Duration::ZERO),
     );
     let first_failure = std::cell::RefCell::new(None::<String>);
+    let faults_seen = std::cell::RefCell::new(std::collections::BTreeMap::<String, usize>::new());
     let fixed_root = format!("/sim-vs-real-{}", std::process::id());
     let result = runner.run(&sequence(&gen), |steps| {
         runs.set(runs.get() + 1);
@@ -338,18 +348,30 @@ fn differential_sim_vs_real() {
         real_time.set(real_time.get() + t.elapsed());
         let real = real.expect("at least one attempt").map_err(TestCaseError::fail)?;
         let t = Instant::now();
-        let sim = run_sim(
-            sim_seed(&steps),
-            &sim_options,
-            "/conformance",
-            gen.clients,
-            &steps,
-            &exec,
-        )
-        .map_err(|e| TestCaseError::fail(format!("the simulated run failed: {e}")))?;
+        let sim = run_sim(sim_seed(&steps), &sim_options, root, gen.clients, &steps, &exec)
+            .map_err(|e| TestCaseError::fail(format!("the simulated run failed: {e}")))?;
         sim_time.set(sim_time.get() + t.elapsed());
         ops_run.set(ops_run.get() + real.ops.len());
         watches_fired.set(watches_fired.get() + real.watches.iter().filter(|w| w.event.is_some()).count());
+        for op in &real.ops {
+            let fault = matches!(
+                op.step,
+                Step::Disconnect { .. } | Step::Reconnect { .. } | Step::Expire { .. }
+            );
+            if fault || matches!(op.outcome, Outcome::NotRun) {
+                let step = op.step.to_string();
+                let kind = step.split_whitespace().nth(1).unwrap_or("").to_string();
+                *faults_seen
+                    .borrow_mut()
+                    .entry(format!("{kind} -> {}", outcome_kind(&op.outcome)))
+                    .or_default() += 1;
+            }
+        }
+        let burst_events: usize = real.bursts.iter().map(|(_, from, to)| to - from).sum();
+        *faults_seen
+            .borrow_mut()
+            .entry("reconnect burst events".to_string())
+            .or_default() += burst_events;
         compare(&real, &sim).map_err(|d| {
             let steps: Vec<String> = steps.iter().map(|s| s.to_string()).collect();
             let msg = format!("(left = real, right = sim) {d}\nsequence:\n  {}", steps.join("\n  "));
@@ -367,6 +389,7 @@ fn differential_sim_vs_real() {
         real_time.get(),
         sim_time.get()
     );
+    eprintln!("sim-vs-real fault steps: {:?}", faults_seen.borrow());
     if let Err(e) = result {
         if let Some(first) = first_failure.borrow().as_ref() {
             eprintln!("first divergence before shrinking:\n{first}");
@@ -714,7 +737,7 @@ fn differential_detects_a_difference() {
         let clients = connect_clients(&connect, 2, Duration::from_secs(4))
             .await
             .expect("clients");
-        let c = run_sequence(&clients, &root, &steps, tokio::time::sleep, &exec).await;
+        let c = run_sequence(&clients, &root, &steps, tokio::time::sleep, &exec, &mut NoFaults).await;
         let d = compare(&a, &c).expect_err("an extra child must show");
         eprintln!("expected divergence:\n{d}");
         assert!(matches!(d, Divergence::Op { index: 1, .. }), "{d}");
@@ -744,6 +767,8 @@ fn outcome_kind(o: &Outcome) -> String {
         Outcome::Synced => "Synced".into(),
         Outcome::WatchAdded => "WatchAdded".into(),
         Outcome::Closed => "Closed".into(),
+        Outcome::Fault { state, .. } => format!("Fault {state:?}"),
+        Outcome::NotRun => "NotRun".into(),
     }
 }
 

@@ -194,6 +194,7 @@ impl Cnxn {
                         return self.end(SessionState::Expired);
                     }
                     self.shared.connected(sid, timeout_ms, server);
+                    self.watches.session_event(SessionState::SyncConnected);
                     break;
                 }
                 Ok(Some(Ev::Eof(g))) if g == gen => {
@@ -386,6 +387,7 @@ impl Cnxn {
         drop(guard);
         self.fail_all(ZkError::ConnectionLoss);
         self.shared.set_state(SessionState::Disconnected);
+        self.watches.session_event(SessionState::Disconnected);
         Outcome::Lost
     }
 

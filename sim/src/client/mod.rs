@@ -38,6 +38,9 @@ struct SharedState {
     state: SessionState,
     server: Option<ServerId>,
     watchers: Vec<StateWatchSender>,
+    /// `close` was called (also on an already expired session): every
+    /// later call fails with `Closed`, as with the real adapter.
+    closed: bool,
 }
 
 /// State shared by the handle and its connection task.
@@ -127,6 +130,7 @@ impl SimClient {
                 state: SessionState::Disconnected,
                 server: None,
                 watchers: Vec::new(),
+                closed: false,
             }),
         });
         let (tx, rx) = mpsc::unbounded();
@@ -211,6 +215,9 @@ impl SimClient {
     }
 
     async fn send(&self, xid: i64, request: Request, watch: Option<WatchReg>) -> Result<(Response, Zxid), ZkError> {
+        if self.shared.lock().closed {
+            return Err(ZkError::Closed);
+        }
         match self.state() {
             SessionState::Expired => return Err(ZkError::SessionExpired),
             SessionState::Closed => return Err(ZkError::Closed),
@@ -233,6 +240,9 @@ impl SimClient {
     }
 
     fn terminal_error(&self) -> ZkError {
+        if self.shared.lock().closed {
+            return ZkError::Closed;
+        }
         match self.state() {
             SessionState::Expired => ZkError::SessionExpired,
             _ => ZkError::Closed,
@@ -435,6 +445,14 @@ impl ZkClient for SimClient {
                 return self.reject(request, e).map_err(MultiError::whole);
             }
         }
+        if ops.is_empty() {
+            // Nothing to send: ZooKeeper's Java client (and zookeeper-client)
+            // answer an empty multi locally, also on an expired session.
+            if self.shared.lock().closed {
+                return Err(MultiError::whole(ZkError::Closed));
+            }
+            return Ok(Vec::new());
+        }
         match self.call(request, None).await.map_err(MultiError::whole)? {
             (Response::Multi(results), _) => Ok(results),
             (Response::MultiFailed(e), _) => Err(e),
@@ -470,6 +488,7 @@ impl ZkClient for SimClient {
 
     async fn close(&self) {
         if self.state().is_terminal() {
+            self.shared.lock().closed = true;
             return;
         }
         if self.state().is_connected() {
@@ -478,5 +497,6 @@ impl ZkClient for SimClient {
         }
         let _ = self.tx.unbounded_send(Cmd::Shutdown);
         self.shared.set_state(SessionState::Closed);
+        self.shared.lock().closed = true;
     }
 }

@@ -130,6 +130,23 @@ impl ClientWatches {
             && self.recursive.is_empty()
     }
 
+    /// A connection lost (Disconnected) or re-established (SyncConnected):
+    /// every persistent watch gets the session event, as every watcher does
+    /// in ZooKeeper's Java client and every persistent watcher does in
+    /// `zookeeper-client`. (One-shot watches get only the terminal event:
+    /// the `OneshotWatch` contract.)
+    pub fn session_event(&mut self, state: SessionState) {
+        let ev = WatchedEvent::session(state);
+        for t in [&mut self.persistent, &mut self.recursive] {
+            for v in t.values_mut() {
+                v.retain(|w| !w.is_closed());
+                for w in v.iter() {
+                    w.send(ev.clone());
+                }
+            }
+        }
+    }
+
     /// The session ended: every watcher gets the terminal event, once.
     pub fn end(&mut self, state: SessionState) {
         let ev = WatchedEvent::session(state);
