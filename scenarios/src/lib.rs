@@ -14,6 +14,7 @@ pub mod scenario;
 pub mod shrink;
 pub mod stats;
 pub mod streams;
+pub mod variant;
 pub mod workload;
 
 pub use api::{check, fault_plan_strategy, seed_count, CheckFailure};
@@ -21,3 +22,4 @@ pub use plan::{Fault, FaultKind, FaultPlan, Node, TimedFault};
 pub use runner::{repro_line, run, RunOutcome, RunVerdict, COMMIT};
 pub use scenario::{Recipe, Scenario, ScenarioError};
 pub use stats::Stats;
+pub use variant::Variant;
