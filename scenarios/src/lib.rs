@@ -5,6 +5,7 @@
 //! cargo-test integration.
 
 pub mod api;
+pub mod bench;
 pub mod checks;
 pub mod fuzz;
 pub mod nemesis;

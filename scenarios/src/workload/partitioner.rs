@@ -5,7 +5,7 @@
 //! do not check epochs, so the `fencing` checker sees two owners of one
 //! partition as an accepted write with an older epoch after a newer one.
 //!
-//! Members act only once some member saw the whole group, and only during
+//! Members act only once every member saw the whole group, and only during
 //! the fault phase: after the heal a re-joining member and the others'
 //! lagging views would race by design of view-based ownership (no recipe
 //! can prevent it), which is not the bug under test.
@@ -26,13 +26,17 @@ pub async fn client(mut env: Env) {
     let me = format!("m{}", env.id);
     let heal = env.stop - Duration::from_secs(env.scenario.workload.liveness_s);
     let m = AnyMember::join(env.scenario.workload.variant, env.connector(), G, &me);
+    let mut saw_all = false;
     while Instant::now() < heal {
         madsim::time::sleep(Duration::from_millis(200)).await;
         let Some(view) = m.view() else { continue };
-        if view.members.len() >= env.clients as usize {
-            env.shared.set_round("partitioner-go", 1);
+        if !saw_all && view.members.len() >= env.clients as usize {
+            saw_all = true;
+            let n = env.shared.round("partitioner-saw-all");
+            env.shared.set_round("partitioner-saw-all", n + 1);
         }
-        if env.shared.round("partitioner-go") == 0 || m.status() != MemberStatus::Joined || view.members.is_empty() {
+        let go = env.shared.round("partitioner-saw-all") >= env.clients as i64;
+        if !go || m.status() != MemberStatus::Joined || view.members.is_empty() {
             continue;
         }
         for p in 0..partitions as usize {
