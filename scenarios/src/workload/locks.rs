@@ -31,10 +31,10 @@ pub async fn lock(mut env: Env) {
     let mut carried: Option<(OpId, RecipeResult<Option<AnyGuard>>)> = None;
     while env.running() {
         env.renew(&mut zk, &mut ctx);
-        if (new_session || timeout.is_some()) && carried.is_none() {
-            // Record acquires with their session: holds abandoned (new
-            // session) or cut short by expiry (paused timed acquirers) end,
-            // for the checker, when that session closes.
+        if carried.is_none() && zk.session_id() == 0 {
+            // Record acquires with their session: a hold abandoned (new
+            // session) or cut short by expiry ends, for the checker, when
+            // that session closes.
             zk.wait_connected(Duration::from_secs(30)).await;
         }
         let (id, r) = match carried.take() {
