@@ -183,6 +183,9 @@ fn report(path: &Path, sc: &Scenario, o: &RunOutcome) {
     if !o.results.is_empty() {
         println!("{}", summary_line(&o.results));
     }
+    if let (Some(m), Some(f)) = (&sc.measure, sc.measured(&o.results)) {
+        println!("measured: {} = {f:.2} (flagged above {})", m.figure, m.flag_above);
+    }
     let stats: Vec<String> = o.stats.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
     println!("exercised: {}", stats.join(" "));
     if let Some(e) = &o.error {
@@ -314,6 +317,21 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
                             .unwrap_or_default(),
                         s.check.checkers.join(","),
                         s.description
+                    ),
+                    Err(e) => println!("{e}"),
+                }
+            }
+            println!("\nplanted bugs (expected to FAIL; `zkdst bench bugs` hunts them):");
+            for p in zkdst_scenarios::scenario::planted() {
+                match Scenario::load(&p) {
+                    Ok(s) => println!(
+                        "{:<52} {:<26} checks {:<24} {}",
+                        p.strip_prefix(std::env::current_dir().unwrap_or_default())
+                            .unwrap_or(&p)
+                            .display(),
+                        s.workload.variant.map(|v| v.name()).unwrap_or_default(),
+                        s.check.checkers.join(","),
+                        s.workload.variant.map(|v| v.class()).unwrap_or_default()
                     ),
                     Err(e) => println!("{e}"),
                 }

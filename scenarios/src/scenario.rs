@@ -593,4 +593,31 @@ mod tests {
         let e = Scenario::parse(&format!("{MIN}[check.params]\nfifoo = true\n"), "z.toml").unwrap_err();
         assert!(e.to_string().contains("check.params"), "{e}");
     }
+
+    #[test]
+    fn variants_are_checked_against_the_recipe() {
+        let s = Scenario::parse(&format!("{MIN}variant = \"LostWatchLock\"\n"), "x.toml").unwrap();
+        assert_eq!(s.workload.variant, Some(Variant::LostWatchLock));
+        assert_eq!(s.correct_twin().workload.variant, None);
+        let e = Scenario::parse(&format!("{MIN}variant = \"LostWatchLok\"\n"), "x.toml").unwrap_err();
+        let t = e.to_string();
+        assert!(
+            t.starts_with("x.toml: field `workload.variant`") && t.contains("LostWatchLock"),
+            "{t}"
+        );
+        let e = Scenario::parse(&format!("{MIN}variant = \"LostItemQueue\"\n"), "x.toml").unwrap_err();
+        let t = e.to_string();
+        assert!(
+            t.contains("workload.variant") && t.contains("expected recipe = \"queue\""),
+            "{t}"
+        );
+        let q = "name = \"x\"\n[workload]\nrecipe = \"queue\"\nvariant = \"LockingQueueRace\"\n";
+        let e = Scenario::parse(q, "q.toml").unwrap_err();
+        assert!(e.to_string().contains("workload.consumer"), "{e}");
+        let e = Scenario::parse(&format!("{MIN}partitions = 2\n"), "x.toml").unwrap_err();
+        assert!(e.to_string().contains("workload.partitions"), "{e}");
+        let m = format!("{MIN}[measure]\nfigure = \"herd.x\"\nflag_above = 1.0\n");
+        let e = Scenario::parse(&m, "x.toml").unwrap_err();
+        assert!(e.to_string().contains("measure.figure"), "{e}");
+    }
 }
