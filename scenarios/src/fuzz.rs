@@ -147,6 +147,46 @@ pub fn run_jobs(
     out.into_values().collect()
 }
 
+/// Hunts `jobs` in order on `threads` threads until `found` accepts an
+/// outcome: no job after the earliest accepted one is started, every job
+/// before it is finished. Returns the index of the earliest accepted job
+/// and its outcome (`None` if none was accepted).
+pub fn hunt_jobs(
+    jobs: Vec<Job>,
+    threads: usize,
+    found: impl Fn(&Job, &RunOutcome) -> bool + Send + Sync + 'static,
+) -> Option<(usize, RunOutcome)> {
+    let jobs = Arc::new(jobs);
+    let found = Arc::new(found);
+    let next = Arc::new(AtomicUsize::new(0));
+    let best = Arc::new(AtomicUsize::new(usize::MAX));
+    let (tx, rx) = mpsc::channel::<(usize, RunOutcome)>();
+    let mut handles = Vec::new();
+    for _ in 0..threads.max(1) {
+        let (jobs, found, next, best, tx) = (jobs.clone(), found.clone(), next.clone(), best.clone(), tx.clone());
+        handles.push(std::thread::spawn(move || loop {
+            let i = next.fetch_add(1, Ordering::SeqCst);
+            let Some(j) = jobs.get(i) else { return };
+            if i > best.load(Ordering::SeqCst) {
+                return;
+            }
+            let o = run(&j.scenario, j.seed, None);
+            if found(j, &o) {
+                best.fetch_min(i, Ordering::SeqCst);
+                if tx.send((i, o)).is_err() {
+                    return;
+                }
+            }
+        }));
+    }
+    drop(tx);
+    let first = rx.into_iter().min_by_key(|(i, _)| *i);
+    for h in handles {
+        let _ = h.join();
+    }
+    first
+}
+
 /// Totals of a campaign, per scenario.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {

@@ -5,6 +5,7 @@
 //! cargo-test integration.
 
 pub mod api;
+pub mod bench;
 pub mod checks;
 pub mod fuzz;
 pub mod nemesis;
@@ -15,6 +16,7 @@ pub mod shrink;
 pub mod stats;
 pub mod streams;
 pub mod trace;
+pub mod variant;
 pub mod workload;
 
 pub use api::{check, fault_plan_strategy, seed_count, CheckFailure};
@@ -22,3 +24,4 @@ pub use plan::{Fault, FaultKind, FaultPlan, Node, TimedFault};
 pub use runner::{repro_line, run, RunOutcome, RunVerdict, COMMIT};
 pub use scenario::{Recipe, Scenario, ScenarioError};
 pub use stats::Stats;
+pub use variant::Variant;

@@ -108,6 +108,36 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Benchmarks of the harness (release builds).
+    Bench {
+        #[command(subcommand)]
+        what: BenchCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCmd {
+    /// For each planted bug: seeds and wall time to the first detection
+    /// (median and worst over disjoint seed ranges), shrunk plan size.
+    Bugs {
+        /// Planted scenario files (default: every scenarios/planted/*.toml).
+        files: Vec<PathBuf>,
+        /// One JSON line per bug on stdout, no table.
+        #[arg(long)]
+        json: bool,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Disjoint seed ranges per bug.
+        #[arg(long, default_value_t = 10)]
+        ranges: u64,
+        /// Seeds per range.
+        #[arg(long, default_value_t = 500)]
+        seeds: u64,
+        /// Skip shrinking.
+        #[arg(long)]
+        no_shrink: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -159,6 +189,9 @@ fn report(path: &Path, sc: &Scenario, o: &RunOutcome) {
     );
     if !o.results.is_empty() {
         println!("{}", summary_line(&o.results));
+    }
+    if let (Some(m), Some(f)) = (&sc.measure, sc.measured(&o.results)) {
+        println!("measured: {} = {f:.2} (flagged above {})", m.figure, m.flag_above);
     }
     let stats: Vec<String> = o.stats.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
     println!("exercised: {}", stats.join(" "));
@@ -303,6 +336,21 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
                     Err(e) => println!("{e}"),
                 }
             }
+            println!("\nplanted bugs (expected to FAIL; `zkdst bench bugs` hunts them):");
+            for p in zkdst_scenarios::scenario::planted() {
+                match Scenario::load(&p) {
+                    Ok(s) => println!(
+                        "{:<52} {:<26} checks {:<24} {}",
+                        p.strip_prefix(std::env::current_dir().unwrap_or_default())
+                            .unwrap_or(&p)
+                            .display(),
+                        s.workload.variant.map(|v| v.name()).unwrap_or_default(),
+                        s.check.checkers.join(","),
+                        s.workload.variant.map(|v| v.class()).unwrap_or_default()
+                    ),
+                    Err(e) => println!("{e}"),
+                }
+            }
             println!("\ncheckers: {}", {
                 let mut n = zkdst_checker::properties::names();
                 n.extend(zkdst_scenarios::checks::LOCAL);
@@ -310,6 +358,17 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
             });
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Bench {
+            what:
+                BenchCmd::Bugs {
+                    files,
+                    json,
+                    jobs,
+                    ranges,
+                    seeds,
+                    no_shrink,
+                },
+        } => bench_bugs(files, json, jobs, ranges, seeds, no_shrink),
         Cmd::Merge { files, json } => {
             let mut all: Vec<SeedRecord> = Vec::new();
             for f in &files {
@@ -433,6 +492,51 @@ fn fuzz_cmd(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `zkdst bench bugs`: the logic lives in `zkdst_scenarios::bench::bugs`.
+fn bench_bugs(
+    files: Vec<PathBuf>,
+    json: bool,
+    jobs: Option<usize>,
+    ranges: u64,
+    seeds: u64,
+    no_shrink: bool,
+) -> Result<ExitCode> {
+    use zkdst_scenarios::bench::bugs;
+    if jobs == Some(0) || ranges == 0 || seeds == 0 {
+        bail!("--jobs, --ranges and --seeds must be at least 1");
+    }
+    let mut opts = bugs::Options {
+        ranges,
+        seeds_per_range: seeds,
+        shrink: !no_shrink,
+        ..Default::default()
+    };
+    if let Some(j) = jobs {
+        opts.threads = j;
+    }
+    let files = if files.is_empty() {
+        let here = std::env::current_dir().unwrap_or_default();
+        let rel = |p: PathBuf| p.strip_prefix(&here).map(Path::to_path_buf).unwrap_or(p);
+        zkdst_scenarios::scenario::planted().into_iter().map(rel).collect()
+    } else {
+        files
+    };
+    quiet_seed_panics();
+    let mut results = Vec::new();
+    for f in &files {
+        let b = bugs::bench(f, opts, |m| eprintln!("{m}"))?;
+        if json {
+            println!("{}", serde_json::to_string(&b.line())?);
+        }
+        results.push(b);
+    }
+    if !json {
+        print!("{}", bugs::render(&results, &opts));
+    }
+    let ok = results.iter().all(|b| b.caught() && b.correct_failed.is_empty());
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 /// `zkdst check FILE --format zkdst` without a model: a recorded ZooKeeper

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use zkdst_checker::Params;
 
 use crate::plan::{FaultKind, TimedFault};
+use crate::variant::Variant;
 
 /// A scenario as written in its file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,6 +30,21 @@ pub struct Scenario {
     pub seeds: Seeds,
     #[serde(default)]
     pub expect: Expect,
+    /// A measured figure reported rather than judged (e.g. the herd
+    /// effect's notifications per release).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure: Option<Measure>,
+}
+
+/// A figure a checker measures, reported on every run; a run whose figure
+/// is above `flag_above` counts as a detection for `zkdst bench bugs`,
+/// never as a failure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Measure {
+    /// `checker.figure`, e.g. `mutex.notifications_per_release`.
+    pub figure: String,
+    pub flag_above: f64,
 }
 
 /// The ensemble and its clients.
@@ -140,6 +156,39 @@ pub struct Workload {
     /// Two-phase commit: probability a site votes commit.
     #[serde(default = "d_commit_p")]
     pub commit_probability: f64,
+    /// A planted (deliberately broken) type to run in place of the correct
+    /// recipe, named as in `zkdst_recipes::planted`; absent: the correct one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<Variant>,
+    /// Lock: during the fault phase an acquire gives up after this long (a
+    /// cancelled acquire); after the heal acquires block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acquire_timeout_ms: Option<u64>,
+    /// Lock: what a holder does when its connection drops.
+    #[serde(default, skip_serializing_if = "OnDisconnect::is_keep")]
+    pub on_disconnect: OnDisconnect,
+    /// Membership: run a partitioner over this many partitions (members
+    /// stay joined and write to the partitions their view assigns them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<u32>,
+}
+
+/// What a lock holder does when its connection drops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnDisconnect {
+    /// Keep the handle and the hold (the recipe deals with it).
+    #[default]
+    Keep,
+    /// Distrust the handle: open a new session, acquire again on it, and
+    /// close the old handle a second later (CURATOR-696's application).
+    NewSession,
+}
+
+impl OnDisconnect {
+    fn is_keep(&self) -> bool {
+        *self == OnDisconnect::Keep
+    }
 }
 
 fn d_duration() -> u64 {
@@ -365,6 +414,7 @@ impl Scenario {
                 "mode = \"plan\" needs at least one [[faults.plan]] entry".into(),
             ));
         }
+        self.validate_variant(file)?;
         for (i, c) in self.check.checkers.iter().enumerate() {
             if zkdst_checker::properties::lookup(c).is_err() && !crate::checks::LOCAL.contains(&c.as_str()) {
                 let mut known: Vec<&str> = zkdst_checker::properties::names();
@@ -376,6 +426,95 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+
+    fn validate_variant(&self, file: &str) -> Result<(), ScenarioError> {
+        let bad = |field: &str, message: String| ScenarioError::Field {
+            file: file.to_string(),
+            field: field.to_string(),
+            message,
+        };
+        let w = &self.workload;
+        let recipe = |r: Recipe| {
+            serde_json::to_value(r)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        };
+        if let Some(v) = w.variant {
+            if v.recipe() != w.recipe {
+                return Err(bad(
+                    "workload.variant",
+                    format!(
+                        "{} is a planted {} recipe; expected recipe = {:?}, found {:?}",
+                        v.name(),
+                        recipe(v.recipe()),
+                        recipe(v.recipe()),
+                        recipe(w.recipe)
+                    ),
+                ));
+            }
+            if let Some(c) = v.consumer().filter(|c| *c != w.consumer) {
+                return Err(bad(
+                    "workload.consumer",
+                    format!("{} replaces the {c:?} consumer; expected consumer = {c:?}", v.name()),
+                ));
+            }
+        }
+        let only = |field: &str, set: bool, r: Recipe| {
+            if set && w.recipe != r {
+                Err(bad(field, format!("applies to recipe {:?} only", recipe(r))))
+            } else {
+                Ok(())
+            }
+        };
+        only(
+            "workload.acquire_timeout_ms",
+            w.acquire_timeout_ms.is_some(),
+            Recipe::Lock,
+        )?;
+        only("workload.on_disconnect", !w.on_disconnect.is_keep(), Recipe::Lock)?;
+        only("workload.partitions", w.partitions.is_some(), Recipe::Membership)?;
+        if w.partitions == Some(0) {
+            return Err(bad("workload.partitions", "expected at least 1 partition".into()));
+        }
+        if let Some(m) = &self.measure {
+            let ok = m
+                .figure
+                .split_once('.')
+                .is_some_and(|(c, f)| !f.is_empty() && self.check.checkers.iter().any(|x| x == c));
+            if !ok {
+                return Err(bad(
+                    "measure.figure",
+                    format!(
+                        "expected \"checker.figure\" naming one of check.checkers ({}), found {:?}",
+                        self.check.checkers.join(", "),
+                        m.figure
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The same scenario running the correct recipe (the planted
+    /// scenario's twin, which must pass the seeds the planted one fails).
+    pub fn correct_twin(&self) -> Scenario {
+        let mut s = self.clone();
+        if s.workload.variant.take().is_some() {
+            s.name = format!("{} (correct)", s.name);
+        }
+        s
+    }
+
+    /// The measured figure of a run's results, if the scenario measures one.
+    pub fn measured(&self, results: &[zkdst_checker::properties::CheckResult]) -> Option<f64> {
+        let m = self.measure.as_ref()?;
+        let (checker, figure) = m.figure.split_once('.')?;
+        results
+            .iter()
+            .find(|r| r.checker == checker)
+            .and_then(|r| r.figures.get(figure).copied())
     }
 
     /// A stable hash of the scenario's content (for repro lines).
@@ -404,7 +543,17 @@ pub fn shipped_dir() -> PathBuf {
 
 /// Every shipped scenario file, sorted by name.
 pub fn shipped() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(shipped_dir())
+    toml_files(&shipped_dir())
+}
+
+/// The planted-bug scenarios (`scenarios/planted/`), sorted by name: each
+/// runs a planted type and is expected to FAIL.
+pub fn planted() -> Vec<PathBuf> {
+    toml_files(&shipped_dir().join("planted"))
+}
+
+fn toml_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|d| {
             d.filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| {
@@ -446,5 +595,32 @@ mod tests {
         assert!(e.to_string().contains("faults.swarm.kill-leader"), "{e}");
         let e = Scenario::parse(&format!("{MIN}[check.params]\nfifoo = true\n"), "z.toml").unwrap_err();
         assert!(e.to_string().contains("check.params"), "{e}");
+    }
+
+    #[test]
+    fn variants_are_checked_against_the_recipe() {
+        let s = Scenario::parse(&format!("{MIN}variant = \"LostWatchLock\"\n"), "x.toml").unwrap();
+        assert_eq!(s.workload.variant, Some(Variant::LostWatchLock));
+        assert_eq!(s.correct_twin().workload.variant, None);
+        let e = Scenario::parse(&format!("{MIN}variant = \"LostWatchLok\"\n"), "x.toml").unwrap_err();
+        let t = e.to_string();
+        assert!(
+            t.starts_with("x.toml: field `workload.variant`") && t.contains("LostWatchLock"),
+            "{t}"
+        );
+        let e = Scenario::parse(&format!("{MIN}variant = \"LostItemQueue\"\n"), "x.toml").unwrap_err();
+        let t = e.to_string();
+        assert!(
+            t.contains("workload.variant") && t.contains("expected recipe = \"queue\""),
+            "{t}"
+        );
+        let q = "name = \"x\"\n[workload]\nrecipe = \"queue\"\nvariant = \"LockingQueueRace\"\n";
+        let e = Scenario::parse(q, "q.toml").unwrap_err();
+        assert!(e.to_string().contains("workload.consumer"), "{e}");
+        let e = Scenario::parse(&format!("{MIN}partitions = 2\n"), "x.toml").unwrap_err();
+        assert!(e.to_string().contains("workload.partitions"), "{e}");
+        let m = format!("{MIN}[measure]\nfigure = \"herd.x\"\nflag_above = 1.0\n");
+        let e = Scenario::parse(&m, "x.toml").unwrap_err();
+        assert!(e.to_string().contains("measure.figure"), "{e}");
     }
 }

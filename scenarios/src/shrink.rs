@@ -3,7 +3,7 @@
 //! fails the same check. The result is an explicit plan for `replay --plan`.
 
 use crate::plan::FaultPlan;
-use crate::runner::{run, RunVerdict};
+use crate::runner::{run, RunOutcome, RunVerdict};
 use crate::scenario::Scenario;
 
 /// A shrunk plan.
@@ -11,7 +11,8 @@ use crate::scenario::Scenario;
 pub struct Shrunk {
     pub plan: FaultPlan,
     pub original_faults: usize,
-    /// The checks the shrunk plan still fails.
+    /// The violation kinds (`checker:kind`, or `run`) the shrunk plan
+    /// still shows.
     pub checks: Vec<String>,
     /// Runs spent.
     pub runs: usize,
@@ -23,7 +24,9 @@ pub fn shrink(scenario: &Scenario, seed: u64, mut log: impl FnMut(String)) -> Op
     if first.verdict != RunVerdict::Fail {
         return None;
     }
-    let target = first.failed_checks();
+    // The same failure: every violation kind (checker:kind) of the first
+    // run, so that a smaller plan failing some other way is not taken.
+    let target = failure_kinds(&first);
     let original_faults = first.plan.faults.len();
     log(format!(
         "seed {seed} fails {}; {} faults",
@@ -34,7 +37,8 @@ pub fn shrink(scenario: &Scenario, seed: u64, mut log: impl FnMut(String)) -> Op
     let mut fails = |p: &FaultPlan| {
         runs += 1;
         let o = run(scenario, seed, Some(p));
-        o.verdict == RunVerdict::Fail && target.iter().all(|c| o.failed_checks().contains(c))
+        let kinds = failure_kinds(&o);
+        o.verdict == RunVerdict::Fail && target.iter().all(|c| kinds.contains(c))
     };
     let mut plan = first.plan.clone();
     // ddmin over the faults.
@@ -92,4 +96,13 @@ pub fn shrink(scenario: &Scenario, seed: u64, mut log: impl FnMut(String)) -> Op
         checks: target,
         runs,
     })
+}
+
+/// The violation kinds of a run, and `run` when the run itself failed.
+fn failure_kinds(o: &RunOutcome) -> Vec<String> {
+    let mut v = o.violation_kinds();
+    if o.error.is_some() {
+        v.push("run".into());
+    }
+    v
 }

@@ -2,12 +2,19 @@
 //! token), write to the protected resource with it while the hold looks
 //! alive, hold, release.
 
-use rand::Rng;
-use zkdst_checker::history::{Op, Value};
-use zkdst_recipes::lock::{Lock, RwLock};
-use zkdst_recipes::semaphore::Semaphore;
+use std::time::Duration;
 
+use madsim::time::Instant;
+use rand::Rng;
+use zkdst_checker::history::{Op, OpId, Value};
+use zkdst_recipes::lock::RwLock;
+use zkdst_recipes::zk::ZkClient;
+use zkdst_recipes::RecipeResult;
+
+use super::lock_variants::{AnyGuard, AnyLock, AnySemaphore};
+use super::new_session::{hold_unless_disconnected, reacquire_on_new_session};
 use super::Env;
+use crate::scenario::OnDisconnect;
 
 const LOCK: &str = "/locks/l";
 const RW: &str = "/locks/rw";
@@ -16,27 +23,66 @@ const SEM: &str = "/semaphores/s";
 pub async fn lock(mut env: Env) {
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
+    let w = &env.scenario.workload;
+    let (variant, timeout) = (w.variant, w.acquire_timeout_ms.map(Duration::from_millis));
+    let new_session = w.on_disconnect == OnDisconnect::NewSession;
+    let heal = env.stop - Duration::from_secs(w.liveness_s);
+    // An acquire started on a fresh session after a disconnect (new-session).
+    let mut carried: Option<(OpId, RecipeResult<Option<AnyGuard>>)> = None;
     while env.running() {
         env.renew(&mut zk, &mut ctx);
-        let lock = Lock::new(ctx.clone(), LOCK);
-        let id = env.invoke(
-            Some(&zk),
-            Op::Acquire {
-                lock: LOCK.into(),
-                shared: false,
-            },
-        );
-        match lock.acquire().await {
-            Ok(guard) => {
+        if carried.is_none() && zk.session_id() == 0 {
+            // Record acquires with their session: a hold abandoned (new
+            // session) or cut short by expiry ends, for the checker, when
+            // that session closes.
+            zk.wait_connected(Duration::from_secs(30)).await;
+        }
+        let (id, r) = match carried.take() {
+            Some(c) => c,
+            None => {
+                let lock = AnyLock::new(variant, ctx.clone(), LOCK, env.id);
+                let id = env.invoke(
+                    Some(&zk),
+                    Op::Acquire {
+                        lock: LOCK.into(),
+                        shared: false,
+                    },
+                );
+                let r = match timeout {
+                    Some(t) if Instant::now() < heal => lock.try_acquire_for(t).await,
+                    _ => lock.acquire().await.map(Some),
+                };
+                (id, r)
+            }
+        };
+        match r {
+            Ok(Some(guard)) => {
                 let token = guard.token();
                 env.ok(id, Value::Token { token });
                 let writes = env.rng.gen_range(1..=3);
+                let mut states = new_session.then(|| zk.state_watch());
+                let mut dropped = false;
                 for _ in 0..writes {
                     if guard.is_lost() {
                         break;
                     }
-                    env.fenced_write(&zk, LOCK, token).await;
-                    env.hold().await;
+                    if guard.fenced() {
+                        env.fenced_write(&zk, LOCK, token).await;
+                    } else {
+                        env.unfenced_write(&zk, LOCK, token).await;
+                    }
+                    if let Some(states) = states.as_mut() {
+                        if hold_unless_disconnected(&mut env, states).await {
+                            dropped = true;
+                            break;
+                        }
+                    } else {
+                        env.hold().await;
+                    }
+                }
+                if dropped {
+                    carried = reacquire_on_new_session(&mut env, &mut zk, &mut ctx, guard, variant).await;
+                    continue;
                 }
                 let rid = env.invoke(Some(&zk), Op::Release { lock: LOCK.into() });
                 match guard.release().await {
@@ -44,6 +90,7 @@ pub async fn lock(mut env: Env) {
                     Err(e) => env.err(rid, &e),
                 }
             }
+            Ok(None) => env.fail(id, "acquire timed out (cancelled)"),
             Err(e) => env.err(id, &e),
         }
         env.think().await;
@@ -91,7 +138,7 @@ pub async fn semaphore(mut env: Env) {
     let mut ctx = env.ctx(zk.clone());
     while env.running() {
         env.renew(&mut zk, &mut ctx);
-        let sem = match Semaphore::new(ctx.clone(), SEM, permits) {
+        let sem = match AnySemaphore::new(env.scenario.workload.variant, ctx.clone(), SEM, permits) {
             Ok(s) => s,
             Err(_) => return,
         };

@@ -7,13 +7,12 @@ use madsim::time::Instant;
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
 use zkdst_recipes::config::{publish, WatchedValue};
-use zkdst_recipes::counter::Counter;
-use zkdst_recipes::election::{Election, LeaderLatch};
-use zkdst_recipes::membership::GroupMember;
+use zkdst_recipes::election::Election;
 use zkdst_recipes::two_phase::{Coordinator, Decision, Site};
 use zkdst_sim::client::SimClient;
 use zkdst_sim::runtime::SimRuntime;
 
+use super::misc_variants::{AnyCounter, AnyLatch, AnyMember};
 use super::Env;
 
 const ELECTION: &str = "/elections/e";
@@ -89,7 +88,8 @@ pub async fn leader_latch(mut env: Env) {
     let grace = Duration::from_millis(env.session_timeout_ms as u64 / 3);
     while env.running() {
         env.renew(&mut zk, &mut ctx);
-        let latch = LeaderLatch::start(&ctx, ELECTION, format!("client{}", env.id).into_bytes(), grace);
+        let data = format!("client{}", env.id).into_bytes();
+        let latch = AnyLatch::start(env.scenario.workload.variant, &ctx, ELECTION, data, grace);
         let id = env.invoke(
             Some(&zk),
             Op::Campaign {
@@ -127,7 +127,7 @@ pub async fn counter(mut env: Env) {
     let mut ctx = env.ctx(zk.clone());
     while env.running() {
         env.renew(&mut zk, &mut ctx);
-        let c = Counter::new(ctx.clone(), C);
+        let c = AnyCounter::new(env.scenario.workload.variant, ctx.clone(), C);
         if env.rng.gen_bool(0.7) {
             let id = env.invoke(
                 Some(&zk),
@@ -143,7 +143,7 @@ pub async fn counter(mut env: Env) {
         } else {
             let id = env.invoke(Some(&zk), Op::CounterRead { counter: C.into() });
             match c.get().await {
-                Ok((v, _)) => env.ok(id, Value::Int { value: v }),
+                Ok(v) => env.ok(id, Value::Int { value: v }),
                 Err(e) => env.err(id, &e),
             }
         }
@@ -164,10 +164,14 @@ async fn final_barrier(env: &Env, key: &str) {
 }
 
 pub async fn membership(mut env: Env) {
+    if env.scenario.workload.partitions.is_some() {
+        return super::partitioner::client(env).await;
+    }
     const G: &str = "/groups/g";
     let me = format!("m{}", env.id);
-    let mut member: Option<GroupMember> = None;
-    let members = |env: &mut Env, m: &GroupMember| {
+    let mut member: Option<AnyMember> = None;
+    let variant = env.scenario.workload.variant;
+    let members = |env: &mut Env, m: &AnyMember| {
         let id = env.invoke(None, Op::Members { group: G.into() });
         match m.view() {
             Some(v) => env.ok(id, Value::Names { names: v.members }),
@@ -177,7 +181,7 @@ pub async fn membership(mut env: Env) {
     while env.running() {
         match member.take() {
             None => {
-                let m = GroupMember::join(env.connector(), SimRuntime::new(), G, &me, Vec::new());
+                let m = AnyMember::join(variant, env.connector(), G, &me);
                 let id = env.invoke(
                     None,
                     Op::Join {
@@ -212,7 +216,7 @@ pub async fn membership(mut env: Env) {
     let m = match member {
         Some(m) => m,
         None => {
-            let m = GroupMember::join(env.connector(), SimRuntime::new(), G, &me, Vec::new());
+            let m = AnyMember::join(variant, env.connector(), G, &me);
             let id = env.invoke(
                 None,
                 Op::Join {

@@ -4,9 +4,14 @@
 
 mod barrier;
 mod ensemble;
+mod lock_variants;
 mod locks;
 mod misc;
+mod misc_variants;
+mod new_session;
+mod partitioner;
 mod queue;
+mod queue_variants;
 mod revocable;
 
 use std::collections::BTreeMap;

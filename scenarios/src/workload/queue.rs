@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
-use zkdst_recipes::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, Queue, QueueItem};
+use zkdst_recipes::queue::{Queue, QueueItem};
 
+use super::queue_variants::{self, Taken};
 use super::Env;
 use crate::scenario::Consumer;
 
@@ -61,7 +62,7 @@ async fn produce(mut env: Env, priority: bool) {
                 priority: prio as i64,
             },
         );
-        match q.enqueue_with_priority(item.as_bytes(), prio).await {
+        match queue_variants::enqueue(env.scenario.workload.variant, &ctx, Q, item.as_bytes(), prio).await {
             Ok(_) => env.ok(id, Value::Unit),
             Err(e) => env.err(id, &e),
         }
@@ -98,26 +99,23 @@ async fn consume(mut env: Env) {
         }
         env.renew(&mut zk, &mut ctx);
         let id = env.invoke(Some(&zk), Op::Dequeue { queue: Q.into() });
-        match env.scenario.workload.consumer {
-            Consumer::AtMostOnce => match AtMostOnceConsumer::new(ctx.clone(), Q).try_take().await {
-                Ok(Some(item)) => {
-                    env.ok(id, item_value(&item));
-                    if running {
-                        env.hold().await;
-                    }
-                }
-                Ok(None) => env.fail(id, "nothing to take"),
-                Err(e) => env.err(id, &e),
-            },
-            Consumer::AtLeastOnce => match AtLeastOnceConsumer::new(ctx.clone(), Q).try_claim().await {
-                Ok(Some(claimed)) => {
-                    env.ok(id, item_value(claimed.item()));
+        let variant = env.scenario.workload.variant;
+        let (taken, none) = match env.scenario.workload.consumer {
+            Consumer::AtMostOnce => (queue_variants::take(variant, &ctx, Q).await, "nothing to take"),
+            Consumer::AtLeastOnce => (queue_variants::claim(variant, &ctx, Q).await, "nothing to claim"),
+        };
+        match taken {
+            Ok(Some(t)) => {
+                env.ok(id, item_value(t.item()));
+                // At-most-once items are gone already: processing them is
+                // only worth simulating while the workload runs.
+                if running || matches!(t, Taken::Claimed(_) | Taken::Plain(_)) {
                     env.hold().await;
-                    let _ = claimed.complete().await;
                 }
-                Ok(None) => env.fail(id, "nothing to claim"),
-                Err(e) => env.err(id, &e),
-            },
+                let _ = t.complete().await;
+            }
+            Ok(None) => env.fail(id, none),
+            Err(e) => env.err(id, &e),
         }
         if running {
             env.think().await;

@@ -1,0 +1,3 @@
+//! Benchmarks of the harness itself (`zkdst bench ...`).
+
+pub mod bugs;

@@ -1,0 +1,67 @@
+//! The lock holder that distrusts a dropped connection (`on_disconnect =
+//! "new-session"`, CURATOR-696's application): it opens a new session,
+//! acquires the lock on it at once, and closes the old handle (dropping its
+//! guard) a second later — so for a while the old session and its lock node
+//! still exist while the new session contends.
+
+use std::time::Duration;
+
+use futures::{select_biased, FutureExt};
+use zkdst_checker::history::{Op, OpId};
+use zkdst_recipes::zk::{SessionState, StateWatch, ZkClient};
+use zkdst_recipes::RecipeResult;
+use zkdst_sim::client::SimClient;
+
+use super::lock_variants::{AnyGuard, AnyLock};
+use super::{Env, SimCtx};
+use crate::variant::Variant;
+
+const LOCK: &str = "/locks/l";
+
+/// Holds for one hold time; true if the connection dropped meanwhile.
+pub async fn hold_unless_disconnected(env: &mut Env, states: &mut StateWatch) -> bool {
+    let ms = env.between(env.scenario.workload.hold_ms).max(1);
+    let hold = madsim::time::sleep(Duration::from_millis(ms)).fuse();
+    futures::pin_mut!(hold);
+    loop {
+        select_biased! {
+            _ = hold => return false,
+            st = states.changed().fuse() => if st == SessionState::Disconnected || st.is_terminal() {
+                return true;
+            },
+        }
+    }
+}
+
+/// Replaces the handle with a new session, hands the old handle and its
+/// guard to a task that closes them a second later, and starts the next
+/// acquire on the new session (recorded; its result is carried into the
+/// workload loop).
+pub async fn reacquire_on_new_session(
+    env: &mut Env,
+    zk: &mut SimClient,
+    ctx: &mut SimCtx,
+    guard: AnyGuard,
+    variant: Option<Variant>,
+) -> Option<(OpId, RecipeResult<Option<AnyGuard>>)> {
+    let old = zk.clone();
+    *zk = env.connect();
+    *ctx = ctx.with_client(zk.clone());
+    drop(madsim::task::spawn(async move {
+        madsim::time::sleep(Duration::from_secs(1)).await;
+        old.close().await;
+        drop(guard);
+    }));
+    if !zk.wait_connected(Duration::from_secs(30)).await || !env.running() {
+        return None;
+    }
+    let lock = AnyLock::new(variant, ctx.clone(), LOCK, env.id);
+    let id = env.invoke(
+        Some(zk),
+        Op::Acquire {
+            lock: LOCK.into(),
+            shared: false,
+        },
+    );
+    Some((id, lock.acquire().await.map(Some)))
+}
