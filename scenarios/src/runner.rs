@@ -177,11 +177,12 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan) -> SimResult {
     rec.set_meta("scenario", sc.name.clone());
     rec.set_meta("seed", seed.to_string());
     rec.set_meta("plan", plan.hash());
-    let cfg = EnsembleConfig {
+    let mut cfg = EnsembleConfig {
         servers: sc.ensemble.servers,
         tick_ms: sc.ensemble.tick_ms,
         ..Default::default()
     };
+    cfg.zab.snap_count = sc.ensemble.snap_count;
     let mut c = Cluster::start(cfg, rec.clone(), stream_key(seed, "topology"));
     let mut stats = Stats::default();
     if c.wait_for_leader(Duration::from_secs(60)).await.is_none() {
@@ -227,6 +228,13 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan) -> SimResult {
         }
     }
     rec.note(None, "end of run");
+    for id in 1..=sc.ensemble.servers {
+        if let Some(d) = c.disk_stats(id) {
+            stats.add("disk.snapshots", d.snapshots_synced);
+            stats.add("disk.snap-syncs", d.snaps_installed);
+            stats.add("disk.loads-from-snapshot", d.loads_from_snapshot);
+        }
+    }
     c.shutdown();
     madsim::time::sleep(Duration::from_millis(1)).await;
     registry.lock().unwrap_or_else(|e| e.into_inner()).clear();

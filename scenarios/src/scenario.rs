@@ -58,6 +58,10 @@ pub struct Ensemble {
     pub session_timeout_ms: u32,
     /// Number of client nodes running the workload.
     pub clients: u32,
+    /// ZooKeeper's snapCount: a server snapshots after about this many
+    /// transactions and purges the log behind its retained snapshots. Small
+    /// values make restarts load snapshots and lagging followers get SNAP.
+    pub snap_count: u32,
 }
 
 impl Default for Ensemble {
@@ -67,6 +71,7 @@ impl Default for Ensemble {
             tick_ms: 500,
             session_timeout_ms: 4000,
             clients: 5,
+            snap_count: zkdst_sim::zab::ZabConfig::default().snap_count,
         }
     }
 }

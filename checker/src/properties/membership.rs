@@ -329,7 +329,10 @@ mod tests {
         // "y" may not have happened: "x" may be the final value.
         b.info(2, 3, 1, set("y"));
         b.ok(6, 7, 2, get(), ver("x", 1));
-        assert_eq!(check_config(&b.clone_build(), &Params::default()).verdict, Verdict::Pass);
+        assert_eq!(
+            check_config(&b.clone_build(), &Params::default()).verdict,
+            Verdict::Pass
+        );
         // ... but not once a set that surely happened followed.
         b.ok(8, 9, 1, set("z"), Value::Unit);
         b.ok(10, 11, 2, get(), ver("x", 1));
