@@ -453,7 +453,9 @@ impl ServerCore {
                     origin.unwrap_or(self.cfg.id),
                 )
             }
-            (WriteRequest::CloseSession, _) => self.tracker.set_closing(session),
+            // Only an accepted close: a rejected one (SessionMoved from a stale
+            // connection) must leave the session to expire normally.
+            (WriteRequest::CloseSession, Txn::CloseSession { .. }) => self.tracker.set_closing(session),
             _ => {}
         }
         let logged = Arc::new(LoggedTxn {
