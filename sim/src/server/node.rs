@@ -7,6 +7,8 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::channel::mpsc;
+use futures::StreamExt;
 use madsim::rand::Rng;
 use madsim::task::JoinHandle;
 
@@ -102,6 +104,8 @@ struct Shell {
     conns: Conns,
     fsync_in_flight: bool,
     fsync_next: Option<FsyncTicket>,
+    /// To the fsync task: a ticket and how long its fsync takes.
+    fsyncs: mpsc::UnboundedSender<(FsyncTicket, Duration)>,
 }
 
 /// The connection to one peer, while it is up. Messages sent while it is
@@ -162,6 +166,7 @@ impl ServerNode {
             links.insert(s, Arc::new(PeerLink::default()));
         }
         let tick = Duration::from_millis((self.cfg.tick_ms / 2).max(1));
+        let (fsyncs, mut fsync_rx) = mpsc::unbounded::<(FsyncTicket, Duration)>();
         let srv = Arc::new(Running {
             node: self,
             shell: Mutex::new(Shell {
@@ -169,6 +174,7 @@ impl ServerNode {
                 conns: BTreeMap::new(),
                 fsync_in_flight: false,
                 fsync_next: None,
+                fsyncs,
             }),
         });
         let mut tasks: Vec<JoinHandle<()>> = vec![
@@ -178,6 +184,15 @@ impl ServerNode {
         for (s, link) in links {
             tasks.push(madsim::task::spawn(peer_link(me, s, link, srv.clone())));
         }
+        // One fsync at a time, each taking its drawn latency: one long-lived
+        // task rather than a task spawned per fsync.
+        let fsrv = srv.clone();
+        tasks.push(madsim::task::spawn(async move {
+            while let Some((t, d)) = fsync_rx.next().await {
+                madsim::time::sleep(d).await;
+                fsrv.handle(Ev::Fsync(t));
+            }
+        }));
         srv.flush(first);
         // The heartbeat runs here, for as long as the node lives.
         let mut iv = madsim::time::interval(tick);
@@ -260,11 +275,7 @@ impl Running {
             if let Some(t) = sh.fsync_next.take() {
                 sh.fsync_in_flight = true;
                 let us = madsim::rand::thread_rng().gen_range(node.fsync_us.0..=node.fsync_us.1);
-                let srv = self.clone();
-                madsim::task::spawn(async move {
-                    madsim::time::sleep(Duration::from_micros(us)).await;
-                    srv.handle(Ev::Fsync(t));
-                });
+                let _ = sh.fsyncs.unbounded_send((t, Duration::from_micros(us)));
             }
         }
         for (zxid, logged, result) in &out.applied {
