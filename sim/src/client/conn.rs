@@ -57,11 +57,21 @@ pub enum Cmd {
     Shutdown,
 }
 
+/// A call not yet sent.
 struct Call {
     xid: i64,
     request: Request,
     reply: Reply,
     watch: Option<WatchReg>,
+}
+
+/// A call sent and awaiting its reply: the request itself went out.
+struct Sent {
+    xid: i64,
+    is_write: bool,
+    /// The watch to register on success, with the request's path.
+    watch: Option<(String, WatchReg)>,
+    reply: Reply,
 }
 
 /// What the connection task waits for.
@@ -165,7 +175,7 @@ struct Cnxn {
     /// Calls not yet sent (issued while disconnected).
     queued: VecDeque<Call>,
     /// Calls sent on the current connection, awaiting replies in order.
-    pending: VecDeque<Call>,
+    pending: VecDeque<Sent>,
     watches: ClientWatches,
     last_zxid: Zxid,
     lose_next_write_reply: bool,
@@ -265,6 +275,12 @@ impl Cnxn {
                     }
                 }
                 Ev::Frame(msg) => {
+                    // Like ClientCnxn, check the read timeout before reading:
+                    // after a long pause (GC) the connection is lost, whatever
+                    // arrived meanwhile.
+                    if alarm.now() >= dead_at {
+                        return self.lost();
+                    }
                     last_recv = alarm.now();
                     match msg {
                         ToClient::Reply { xid, zxid, response } => {
@@ -276,7 +292,7 @@ impl Cnxn {
                                 self.pending.push_front(call);
                                 return self.lost();
                             }
-                            if self.lose_next_write_reply && call.request.is_write() {
+                            if self.lose_next_write_reply && call.is_write {
                                 // The server applied it; the reply is lost.
                                 self.lose_next_write_reply = false;
                                 self.pending.push_front(call);
@@ -338,31 +354,27 @@ impl Cnxn {
     }
 
     fn send(&mut self, w: &Sender<ToServer>, call: Call) {
+        let sent = Sent {
+            xid: call.xid,
+            is_write: call.request.is_write(),
+            watch: call.watch.map(|reg| (request_path(&call.request).to_string(), reg)),
+            reply: call.reply,
+        };
         w.send(ToServer::Request {
             xid: call.xid,
-            request: call.request.clone(),
+            request: call.request,
         });
-        self.pending.push_back(call);
+        self.pending.push_back(sent);
     }
 
-    fn complete(&mut self, mut call: Call, response: Response, zxid: Zxid) {
-        if let Some(reg) = call.watch.take() {
+    fn complete(&mut self, call: Sent, response: Response, zxid: Zxid) {
+        if let Some((path, reg)) = call.watch {
             match (&response, reg) {
-                (Response::Exists(Some(_)), WatchReg::Exists(w)) => {
-                    self.watches.add(WatchKind::Data, call.request_path(), w)
-                }
-                (Response::Exists(None), WatchReg::Exists(w)) => {
-                    self.watches.add(WatchKind::Exist, call.request_path(), w)
-                }
-                (Response::GetData { .. }, WatchReg::Data(w)) => {
-                    self.watches.add(WatchKind::Data, call.request_path(), w)
-                }
-                (Response::GetChildren { .. }, WatchReg::Child(w)) => {
-                    self.watches.add(WatchKind::Child, call.request_path(), w)
-                }
-                (Response::AddWatch, WatchReg::Persistent(mode, w)) => {
-                    self.watches.add_persistent(call.request_path(), mode, w)
-                }
+                (Response::Exists(Some(_)), WatchReg::Exists(w)) => self.watches.add(WatchKind::Data, &path, w),
+                (Response::Exists(None), WatchReg::Exists(w)) => self.watches.add(WatchKind::Exist, &path, w),
+                (Response::GetData { .. }, WatchReg::Data(w)) => self.watches.add(WatchKind::Data, &path, w),
+                (Response::GetChildren { .. }, WatchReg::Child(w)) => self.watches.add(WatchKind::Child, &path, w),
+                (Response::AddWatch, WatchReg::Persistent(mode, w)) => self.watches.add_persistent(&path, mode, w),
                 _ => {}
             }
         }
@@ -396,8 +408,9 @@ impl Cnxn {
     }
 
     fn fail_all(&mut self, e: ZkError) {
-        for call in self.pending.drain(..).chain(self.queued.drain(..)) {
-            let _ = call.reply.send(Err(e.clone()));
+        let replies = self.pending.drain(..).map(|c| c.reply);
+        for reply in replies.chain(self.queued.drain(..).map(|c| c.reply)) {
+            let _ = reply.send(Err(e.clone()));
         }
     }
 
@@ -416,18 +429,17 @@ impl Cnxn {
     }
 }
 
-impl Call {
-    fn request_path(&self) -> &str {
-        match &self.request {
-            Request::Create { path, .. }
-            | Request::Delete { path, .. }
-            | Request::SetData { path, .. }
-            | Request::Exists { path, .. }
-            | Request::GetData { path, .. }
-            | Request::GetChildren { path, .. }
-            | Request::Sync { path }
-            | Request::AddWatch { path, .. } => path,
-            Request::Multi(_) | Request::CloseSession => "",
-        }
+/// The path a watch registered by `request` is on.
+fn request_path(request: &Request) -> &str {
+    match request {
+        Request::Create { path, .. }
+        | Request::Delete { path, .. }
+        | Request::SetData { path, .. }
+        | Request::Exists { path, .. }
+        | Request::GetData { path, .. }
+        | Request::GetChildren { path, .. }
+        | Request::Sync { path }
+        | Request::AddWatch { path, .. } => path,
+        Request::Multi(_) | Request::CloseSession => "",
     }
 }
