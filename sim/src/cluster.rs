@@ -264,6 +264,7 @@ impl Cluster {
     pub fn cut(&mut self, from: NodeRef, to: NodeRef) {
         if let (Some(a), Some(b)) = (self.node_id(from), self.node_id(to)) {
             NetSim::current().clog_link(a, b);
+            crate::net::clog(a, b);
             self.clogged.insert((from, to));
         }
     }
@@ -313,6 +314,7 @@ impl Cluster {
         for (a, b) in std::mem::take(&mut self.clogged) {
             if let (Some(x), Some(y)) = (self.node_id(a), self.node_id(b)) {
                 net.unclog_link(x, y);
+                crate::net::unclog(x, y);
             }
         }
     }
@@ -370,7 +372,9 @@ impl Cluster {
 
     /// Sets the one-way latency range of every link.
     pub fn set_latency(&self, min: Duration, max: Duration) {
-        NetSim::current().update_config(|c| c.send_latency = min..max.max(min + Duration::from_micros(1)));
+        let range = min..max.max(min + Duration::from_micros(1));
+        NetSim::current().update_config(|c| c.send_latency = range.clone());
+        crate::net::set_latency(range);
         self.recorder.fault(
             "latency",
             Vec::new(),

@@ -1,5 +1,5 @@
 //! What travels over the simulated network: client ↔ server packets and
-//! server ↔ server messages, framed as length-prefixed bincode.
+//! server ↔ server messages. They travel as typed values (see `net`).
 
 use serde::{Deserialize, Serialize};
 use zkdst_recipes::zk::{
@@ -218,30 +218,4 @@ pub enum PeerMsg {
 pub enum ForwardedWrite {
     Request(Request),
     CreateSession { timeout_ms: i32 },
-}
-
-/// Frame codec: 4-byte big-endian length, then bincode.
-pub mod frame {
-    use serde::de::DeserializeOwned;
-    use serde::Serialize;
-
-    /// The largest frame accepted (ZooKeeper's default jute.maxbuffer is
-    /// 0xfffff; frames carry a little overhead beyond the request).
-    pub const MAX_FRAME: usize = 64 << 20;
-
-    pub fn encode<T: Serialize>(msg: &T, out: &mut Vec<u8>) {
-        let start = out.len();
-        out.extend_from_slice(&[0, 0, 0, 0]);
-        // Serializing our own message types into a Vec cannot fail.
-        if bincode::serialize_into(&mut *out, msg).is_err() {
-            out.truncate(start);
-            return;
-        }
-        let len = (out.len() - start - 4) as u32;
-        out[start..start + 4].copy_from_slice(&len.to_be_bytes());
-    }
-
-    pub fn decode<T: DeserializeOwned>(body: &[u8]) -> Option<T> {
-        bincode::deserialize(body).ok()
-    }
 }

@@ -5,18 +5,19 @@
 //! the same session until a server says the session is expired.
 
 use std::collections::VecDeque;
+use std::future::Future;
+use std::task::Poll;
 use std::time::Duration;
 
 use futures::channel::{mpsc, oneshot};
 use futures::StreamExt;
-use madsim::net::TcpStream;
 use madsim::rand::Rng;
 use madsim::time::Instant;
 use zkdst_recipes::zk::{SessionState, ZkError, Zxid};
 
 use super::watches::{ClientWatches, WatchKind};
 use super::Shared;
-use crate::net::{encoded, read_frame, writer, WriteCmd};
+use crate::net::{connect, Alarm, Receiver, Sender};
 use crate::proto::{Request, Response, ToClient, ToServer};
 use crate::server::node::client_addr;
 use crate::zab::ServerId;
@@ -56,6 +57,7 @@ pub enum Cmd {
     Shutdown,
 }
 
+/// A call not yet sent.
 struct Call {
     xid: i64,
     request: Request,
@@ -63,24 +65,76 @@ struct Call {
     watch: Option<WatchReg>,
 }
 
+/// A call sent and awaiting its reply: the request itself went out.
+struct Sent {
+    xid: i64,
+    is_write: bool,
+    /// The watch to register on success, with the request's path.
+    watch: Option<(String, WatchReg)>,
+    reply: Reply,
+}
+
+/// What the connection task waits for.
 enum Ev {
     Cmd(Cmd),
-    Frame(u64, ToClient),
-    Eof(u64),
+    Frame(ToClient),
+    Eof,
+    /// The current deadline passed.
+    Alarm,
+}
+
+/// The next event: commands first, then the server's packets, then the
+/// deadline. One task polls them all, so a packet costs one wake-up.
+fn next_event<'a>(
+    cmds: &'a mut Cmds,
+    conn: &'a mut Receiver<ToClient>,
+    alarm: &'a mut Alarm,
+    at: Instant,
+) -> impl Future<Output = Ev> + 'a {
+    futures::future::poll_fn(move |cx| {
+        if let Some(c) = cmds.poll_next(cx) {
+            return Poll::Ready(Ev::Cmd(c));
+        }
+        if let Poll::Ready(m) = conn.poll_recv(cx) {
+            return Poll::Ready(m.map_or(Ev::Eof, Ev::Frame));
+        }
+        alarm.poll_at(cx, at).map(|()| Ev::Alarm)
+    })
+}
+
+/// The handle's commands. Once every handle is dropped the session lives
+/// on (pinging) until it expires or the node dies, like an unclosed client.
+struct Cmds {
+    rx: mpsc::UnboundedReceiver<Cmd>,
+    open: bool,
+}
+
+impl Cmds {
+    fn poll_next(&mut self, cx: &mut std::task::Context<'_>) -> Option<Cmd> {
+        if !self.open {
+            return None;
+        }
+        match self.rx.poll_next_unpin(cx) {
+            Poll::Ready(Some(c)) => Some(c),
+            Poll::Ready(None) => {
+                self.open = false;
+                None
+            }
+            Poll::Pending => None,
+        }
+    }
+
+    fn try_next(&mut self) -> Option<Cmd> {
+        if !self.open {
+            return None;
+        }
+        self.rx.try_recv().ok()
+    }
 }
 
 /// The connection task. Ends when the session is expired or closed.
 pub async fn run(shared: std::sync::Arc<Shared>, servers: Vec<ServerId>, cmds: mpsc::UnboundedReceiver<Cmd>) {
-    let (etx, mut rx) = mpsc::unbounded::<Ev>();
-    let ctx = etx.clone();
-    madsim::task::spawn(async move {
-        let mut cmds = cmds;
-        while let Some(c) = cmds.next().await {
-            if ctx.unbounded_send(Ev::Cmd(c)).is_err() {
-                return;
-            }
-        }
-    });
+    let mut cmds = Cmds { rx: cmds, open: true };
     let mut c = Cnxn {
         shared,
         servers,
@@ -88,10 +142,8 @@ pub async fn run(shared: std::sync::Arc<Shared>, servers: Vec<ServerId>, cmds: m
         pending: VecDeque::new(),
         watches: ClientWatches::default(),
         last_zxid: 0,
-        generation: 0,
         lose_next_write_reply: false,
         drop_now: false,
-        etx,
     };
     let mut next = madsim::rand::thread_rng().gen_range(0..c.servers.len().max(1));
     let mut first = true;
@@ -104,8 +156,8 @@ pub async fn run(shared: std::sync::Arc<Shared>, servers: Vec<ServerId>, cmds: m
         first = false;
         let server = c.servers[next % c.servers.len()];
         next += 1;
-        tracing::debug!(client = c.shared.id, server, queued = c.queued.len(), "connecting");
-        match c.session(server, &mut rx).await {
+        tracing::debug!("connecting to zk{server} ({} calls queued)", c.queued.len());
+        match c.session(server, &mut cmds).await {
             Outcome::Ended => return,
             Outcome::Lost => {}
         }
@@ -123,13 +175,11 @@ struct Cnxn {
     /// Calls not yet sent (issued while disconnected).
     queued: VecDeque<Call>,
     /// Calls sent on the current connection, awaiting replies in order.
-    pending: VecDeque<Call>,
+    pending: VecDeque<Sent>,
     watches: ClientWatches,
     last_zxid: Zxid,
-    generation: u64,
     lose_next_write_reply: bool,
     drop_now: bool,
-    etx: mpsc::UnboundedSender<Ev>,
 }
 
 impl Cnxn {
@@ -138,83 +188,57 @@ impl Cnxn {
     }
 
     /// One connection: connect, handshake, then serve until it is lost.
-    async fn session(&mut self, server: ServerId, rx: &mut mpsc::UnboundedReceiver<Ev>) -> Outcome {
+    async fn session(&mut self, server: ServerId, cmds: &mut Cmds) -> Outcome {
         let t = self.timeout();
         let connect_timeout = t / self.servers.len().max(1) as u32;
-        self.generation += 1;
-        let gen = self.generation;
-        let stream = match madsim::time::timeout(connect_timeout, TcpStream::connect(client_addr(server))).await {
-            Ok(Ok(s)) => s,
-            _ => return self.connect_failed(rx),
+        let connecting = connect::<ToServer, ToClient>(client_addr(server));
+        let (wtx, mut r) = match madsim::time::timeout(connect_timeout, connecting).await {
+            Ok(Ok(c)) => c,
+            _ => return self.connect_failed(cmds),
         };
-        let (mut r, w) = tokio::io::split(stream);
-        let (wtx, wrx) = mpsc::unbounded();
-        let writing = madsim::task::spawn(writer(w, wrx));
-        let etx = self.etx.clone();
-        let reading = madsim::task::spawn(async move {
-            let mut buf = Vec::new();
-            while let Some(m) = read_frame::<ToClient>(&mut r, &mut buf).await {
-                if etx.unbounded_send(Ev::Frame(gen, m)).is_err() {
-                    return;
-                }
-            }
-            let _ = etx.unbounded_send(Ev::Eof(gen));
-        });
-        let guard = TaskGuard(vec![writing, reading]);
+        let mut alarm = Alarm::new();
         let session = self.shared.session_id();
-        let _ = wtx.unbounded_send(encoded(&ToServer::Connect {
+        wtx.send(ToServer::Connect {
             session,
             last_zxid: self.last_zxid,
             timeout_ms: self.shared.requested_timeout_ms(),
-        }));
+        });
         // Handshake.
-        let deadline = Instant::now() + connect_timeout.max(Duration::from_millis(1));
+        let deadline = alarm.now() + connect_timeout.max(Duration::from_millis(1));
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match madsim::time::timeout(left, rx.next()).await {
-                Err(_) | Ok(None) => {
-                    drop(guard);
-                    return self.connect_failed(rx);
-                }
-                Ok(Some(Ev::Cmd(cmd))) => {
+            match next_event(cmds, &mut r, &mut alarm, deadline).await {
+                Ev::Alarm | Ev::Eof => return self.connect_failed(cmds),
+                Ev::Cmd(cmd) => {
                     if let Some(o) = self.command(cmd, None) {
                         return o;
                     }
                 }
-                Ok(Some(Ev::Frame(
-                    g,
-                    ToClient::Connected {
-                        session: sid,
-                        timeout_ms,
-                        server,
-                    },
-                ))) if g == gen => {
+                Ev::Frame(ToClient::Connected {
+                    session: sid,
+                    timeout_ms,
+                    server,
+                }) => {
                     if timeout_ms <= 0 {
-                        drop(guard);
                         return self.end(SessionState::Expired);
                     }
                     self.shared.connected(sid, timeout_ms, server);
                     self.watches.session_event(SessionState::SyncConnected);
                     break;
                 }
-                Ok(Some(Ev::Eof(g))) if g == gen => {
-                    drop(guard);
-                    return self.connect_failed(rx);
-                }
-                Ok(Some(_)) => {}
+                Ev::Frame(_) => {}
             }
         }
         // Re-register watches, then send what waited.
         if !self.watches.is_empty() {
             let (data, exist, child, persistent, persistent_recursive) = self.watches.for_set_watches();
-            let _ = wtx.unbounded_send(encoded(&ToServer::SetWatches {
+            wtx.send(ToServer::SetWatches {
                 relative_zxid: self.last_zxid,
                 data,
                 exist,
                 child,
                 persistent,
                 persistent_recursive,
-            }));
+            });
         }
         while let Some(call) = self.queued.pop_front() {
             self.send(&wtx, call);
@@ -222,63 +246,64 @@ impl Cnxn {
         let t = self.timeout();
         let ping_every = t / 3;
         let read_timeout = t * 2 / 3;
-        let mut last_send = Instant::now();
-        let mut last_recv = Instant::now();
+        let mut last_send = alarm.now();
+        let mut last_recv = alarm.now();
         loop {
-            let now = Instant::now();
             let ping_at = last_send + ping_every;
             let dead_at = last_recv + read_timeout;
-            let wake = ping_at.min(dead_at);
-            match madsim::time::timeout(wake.saturating_duration_since(now), rx.next()).await {
-                Ok(None) => return self.end(SessionState::Closed),
-                Err(_) => {
-                    let now = Instant::now();
+            match next_event(cmds, &mut r, &mut alarm, ping_at.min(dead_at)).await {
+                Ev::Alarm => {
+                    let now = alarm.now();
                     if now >= dead_at {
-                        return self.lost(guard);
+                        return self.lost();
                     }
                     if now >= ping_at {
-                        let _ = wtx.unbounded_send(encoded(&ToServer::Ping));
+                        wtx.send(ToServer::Ping);
                         last_send = now;
                     }
                 }
-                Ok(Some(Ev::Cmd(cmd))) => {
+                Ev::Cmd(cmd) => {
                     let before = self.pending.len();
                     if let Some(o) = self.command(cmd, Some(&wtx)) {
-                        drop(guard);
                         return o;
                     }
                     if self.pending.len() != before {
-                        last_send = Instant::now();
+                        last_send = alarm.now();
                     }
                     if self.drop_now {
                         self.drop_now = false;
-                        return self.lost(guard);
+                        return self.lost();
                     }
                 }
-                Ok(Some(Ev::Frame(g, msg))) if g == gen => {
-                    last_recv = Instant::now();
+                Ev::Frame(msg) => {
+                    // Like ClientCnxn, check the read timeout before reading:
+                    // after a long pause (GC) the connection is lost, whatever
+                    // arrived meanwhile.
+                    if alarm.now() >= dead_at {
+                        return self.lost();
+                    }
+                    last_recv = alarm.now();
                     match msg {
                         ToClient::Reply { xid, zxid, response } => {
                             let Some(call) = self.pending.pop_front() else {
-                                return self.lost(guard);
+                                return self.lost();
                             };
                             if call.xid != xid {
                                 // Out-of-order reply: the protocol is broken; drop the connection.
                                 self.pending.push_front(call);
-                                return self.lost(guard);
+                                return self.lost();
                             }
-                            if self.lose_next_write_reply && call.request.is_write() {
+                            if self.lose_next_write_reply && call.is_write {
                                 // The server applied it; the reply is lost.
                                 self.lose_next_write_reply = false;
                                 self.pending.push_front(call);
-                                return self.lost(guard);
+                                return self.lost();
                             }
                             if zxid > 0 {
                                 self.last_zxid = self.last_zxid.max(zxid);
                             }
                             self.complete(call, response, zxid);
                             if self.shared.state() == SessionState::Closed {
-                                drop(guard);
                                 return self.end(SessionState::Closed);
                             }
                         }
@@ -289,14 +314,13 @@ impl Cnxn {
                         ToClient::Pong { .. } | ToClient::Connected { .. } => {}
                     }
                 }
-                Ok(Some(Ev::Eof(g))) if g == gen => return self.lost(guard),
-                Ok(Some(_)) => {}
+                Ev::Eof => return self.lost(),
             }
         }
     }
 
     /// Handles a command; `Some` ends the connection attempt with that outcome.
-    fn command(&mut self, cmd: Cmd, wtx: Option<&mpsc::UnboundedSender<WriteCmd>>) -> Option<Outcome> {
+    fn command(&mut self, cmd: Cmd, wtx: Option<&Sender<ToServer>>) -> Option<Outcome> {
         match cmd {
             Cmd::Call {
                 xid,
@@ -330,32 +354,28 @@ impl Cnxn {
         }
     }
 
-    fn send(&mut self, w: &mpsc::UnboundedSender<WriteCmd>, call: Call) {
-        let _ = w.unbounded_send(encoded(&ToServer::Request {
+    fn send(&mut self, w: &Sender<ToServer>, call: Call) {
+        let sent = Sent {
             xid: call.xid,
-            request: call.request.clone(),
-        }));
-        self.pending.push_back(call);
+            is_write: call.request.is_write(),
+            watch: call.watch.map(|reg| (request_path(&call.request).to_string(), reg)),
+            reply: call.reply,
+        };
+        w.send(ToServer::Request {
+            xid: call.xid,
+            request: call.request,
+        });
+        self.pending.push_back(sent);
     }
 
-    fn complete(&mut self, mut call: Call, response: Response, zxid: Zxid) {
-        if let Some(reg) = call.watch.take() {
+    fn complete(&mut self, call: Sent, response: Response, zxid: Zxid) {
+        if let Some((path, reg)) = call.watch {
             match (&response, reg) {
-                (Response::Exists(Some(_)), WatchReg::Exists(w)) => {
-                    self.watches.add(WatchKind::Data, call.request_path(), w)
-                }
-                (Response::Exists(None), WatchReg::Exists(w)) => {
-                    self.watches.add(WatchKind::Exist, call.request_path(), w)
-                }
-                (Response::GetData { .. }, WatchReg::Data(w)) => {
-                    self.watches.add(WatchKind::Data, call.request_path(), w)
-                }
-                (Response::GetChildren { .. }, WatchReg::Child(w)) => {
-                    self.watches.add(WatchKind::Child, call.request_path(), w)
-                }
-                (Response::AddWatch, WatchReg::Persistent(mode, w)) => {
-                    self.watches.add_persistent(call.request_path(), mode, w)
-                }
+                (Response::Exists(Some(_)), WatchReg::Exists(w)) => self.watches.add(WatchKind::Data, &path, w),
+                (Response::Exists(None), WatchReg::Exists(w)) => self.watches.add(WatchKind::Exist, &path, w),
+                (Response::GetData { .. }, WatchReg::Data(w)) => self.watches.add(WatchKind::Data, &path, w),
+                (Response::GetChildren { .. }, WatchReg::Child(w)) => self.watches.add(WatchKind::Child, &path, w),
+                (Response::AddWatch, WatchReg::Persistent(mode, w)) => self.watches.add_persistent(&path, mode, w),
                 _ => {}
             }
         }
@@ -367,14 +387,12 @@ impl Cnxn {
 
     /// A connection attempt failed: like ClientCnxn's cleanup, everything
     /// waiting fails with ConnectionLoss.
-    fn connect_failed(&mut self, rx: &mut mpsc::UnboundedReceiver<Ev>) -> Outcome {
+    fn connect_failed(&mut self, cmds: &mut Cmds) -> Outcome {
         // Calls issued while disconnected wait for a connection; each failed
         // attempt fails them (ClientCnxn's cleanup), so take them in first.
-        while let Ok(ev) = rx.try_recv() {
-            if let Ev::Cmd(cmd) = ev {
-                if let Some(o) = self.command(cmd, None) {
-                    return o;
-                }
+        while let Some(cmd) = cmds.try_next() {
+            if let Some(o) = self.command(cmd, None) {
+                return o;
             }
         }
         self.fail_all(ZkError::ConnectionLoss);
@@ -382,9 +400,9 @@ impl Cnxn {
     }
 
     /// An established connection was lost: in-flight calls fail with
-    /// ConnectionLoss (they may or may not have been applied).
-    fn lost(&mut self, guard: TaskGuard) -> Outcome {
-        drop(guard);
+    /// ConnectionLoss (they may or may not have been applied). The caller
+    /// drops the connection.
+    fn lost(&mut self) -> Outcome {
         self.fail_all(ZkError::ConnectionLoss);
         self.shared.set_state(SessionState::Disconnected);
         self.watches.session_event(SessionState::Disconnected);
@@ -392,8 +410,9 @@ impl Cnxn {
     }
 
     fn fail_all(&mut self, e: ZkError) {
-        for call in self.pending.drain(..).chain(self.queued.drain(..)) {
-            let _ = call.reply.send(Err(e.clone()));
+        let replies = self.pending.drain(..).map(|c| c.reply);
+        for reply in replies.chain(self.queued.drain(..).map(|c| c.reply)) {
+            let _ = reply.send(Err(e.clone()));
         }
     }
 
@@ -412,29 +431,17 @@ impl Cnxn {
     }
 }
 
-impl Call {
-    fn request_path(&self) -> &str {
-        match &self.request {
-            Request::Create { path, .. }
-            | Request::Delete { path, .. }
-            | Request::SetData { path, .. }
-            | Request::Exists { path, .. }
-            | Request::GetData { path, .. }
-            | Request::GetChildren { path, .. }
-            | Request::Sync { path }
-            | Request::AddWatch { path, .. } => path,
-            Request::Multi(_) | Request::CloseSession => "",
-        }
-    }
-}
-
-/// Aborts the connection's reader and writer when dropped.
-struct TaskGuard(Vec<madsim::task::JoinHandle<()>>);
-
-impl Drop for TaskGuard {
-    fn drop(&mut self) {
-        for t in &self.0 {
-            t.abort();
-        }
+/// The path a watch registered by `request` is on.
+fn request_path(request: &Request) -> &str {
+    match request {
+        Request::Create { path, .. }
+        | Request::Delete { path, .. }
+        | Request::SetData { path, .. }
+        | Request::Exists { path, .. }
+        | Request::GetData { path, .. }
+        | Request::GetChildren { path, .. }
+        | Request::Sync { path }
+        | Request::AddWatch { path, .. } => path,
+        Request::Multi(_) | Request::CloseSession => "",
     }
 }

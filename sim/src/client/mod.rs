@@ -172,6 +172,10 @@ impl SimClient {
     }
 
     async fn wait_for_session(&self) {
+        // The common case, without registering a state watcher per call.
+        if self.session_id() != 0 || self.state().is_terminal() {
+            return;
+        }
         let mut w = self.state_watch();
         while self.session_id() == 0 && !self.state().is_terminal() {
             w.changed().await;

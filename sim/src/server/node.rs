@@ -9,14 +9,13 @@ use std::time::Duration;
 
 use futures::channel::mpsc;
 use futures::StreamExt;
-use madsim::net::{TcpListener, TcpStream};
 use madsim::rand::Rng;
 use madsim::task::JoinHandle;
 
 use super::conn::ConnId;
 use super::core::{Outputs, ServerConfig, ServerCore};
 use crate::disk::{Disk, FsyncTicket};
-use crate::net::{encoded, read_frame, writer, WriteCmd};
+use crate::net::{connect, Listener, Sender};
 use crate::proto::{PeerMsg, ToClient, ToServer};
 use crate::recorder::Recorder;
 use crate::tree::DataTree;
@@ -82,14 +81,65 @@ impl ServerStatus {
 enum Ev {
     Peer(ServerId, PeerMsg),
     PeerDown(ServerId),
-    Accepted(ConnId, mpsc::UnboundedSender<WriteCmd>, JoinHandle<()>),
     Client(ConnId, ToServer),
     ClientEof(ConnId),
     Tick,
     Fsync(FsyncTicket),
 }
 
-type EvTx = mpsc::UnboundedSender<Ev>;
+/// Open client connections: the sender of replies and the reader task.
+type Conns = BTreeMap<ConnId, (Sender<ToClient>, JoinHandle<()>)>;
+
+/// A running incarnation of a server, shared by its tasks. Each task hands
+/// what it receives straight to the core (no hop through a central task)
+/// and sends the core's outputs on.
+struct Running {
+    node: ServerNode,
+    shell: Mutex<Shell>,
+}
+
+/// Where the core's outputs go.
+struct Shell {
+    links: BTreeMap<ServerId, Arc<PeerLink>>,
+    conns: Conns,
+    fsync_in_flight: bool,
+    fsync_next: Option<FsyncTicket>,
+    /// To the fsync task: a ticket and how long its fsync takes.
+    fsyncs: mpsc::UnboundedSender<(FsyncTicket, Duration)>,
+}
+
+/// The connection to one peer, while it is up. Messages sent while it is
+/// down are lost, as a reset TCP connection loses them; the link task then
+/// reports the peer down so the protocol resyncs.
+#[derive(Default)]
+struct PeerLink {
+    st: Mutex<LinkState>,
+}
+
+#[derive(Default)]
+struct LinkState {
+    tx: Option<Sender<PeerMsg>>,
+    lost: bool,
+}
+
+impl PeerLink {
+    fn lock(&self) -> std::sync::MutexGuard<'_, LinkState> {
+        self.st.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn send(&self, msg: PeerMsg) {
+        let mut st = self.lock();
+        let sent = st.tx.as_ref().is_some_and(|tx| tx.send(msg));
+        if !sent {
+            st.lost = true;
+        }
+    }
+
+    /// Whether messages were lost since the last call.
+    fn take_lost(&self) -> bool {
+        std::mem::take(&mut self.lock().lost)
+    }
+}
 
 impl ServerNode {
     /// The node's main task: runs until the node is killed.
@@ -109,231 +159,206 @@ impl ServerNode {
             *g = Some(core);
             g.as_mut().map(|c| c.take_outputs()).unwrap_or_default()
         };
-        let (tx, mut rx) = mpsc::unbounded::<Ev>();
-
-        let mut tasks: Vec<JoinHandle<()>> = Vec::new();
-        let Ok(peer_listener) = TcpListener::bind(peer_addr(me)).await else {
-            return;
-        };
-        let Ok(client_listener) = TcpListener::bind(client_addr(me)).await else {
-            return;
-        };
-        tasks.push(madsim::task::spawn(accept_peers(peer_listener, tx.clone())));
-        tasks.push(madsim::task::spawn(accept_clients(client_listener, tx.clone())));
-        let mut links: BTreeMap<ServerId, mpsc::UnboundedSender<WriteCmd>> = BTreeMap::new();
+        let peer_listener = Listener::bind(peer_addr(me));
+        let client_listener = Listener::bind(client_addr(me));
+        let mut links: BTreeMap<ServerId, Arc<PeerLink>> = BTreeMap::new();
         for &s in self.cfg.servers.iter().filter(|s| **s != me) {
-            let (ltx, lrx) = mpsc::unbounded();
-            links.insert(s, ltx);
-            tasks.push(madsim::task::spawn(peer_link(me, s, lrx, tx.clone())));
+            links.insert(s, Arc::new(PeerLink::default()));
         }
         let tick = Duration::from_millis((self.cfg.tick_ms / 2).max(1));
-        let ttx = tx.clone();
+        let (fsyncs, mut fsync_rx) = mpsc::unbounded::<(FsyncTicket, Duration)>();
+        let srv = Arc::new(Running {
+            node: self,
+            shell: Mutex::new(Shell {
+                links: links.clone(),
+                conns: BTreeMap::new(),
+                fsync_in_flight: false,
+                fsync_next: None,
+                fsyncs,
+            }),
+        });
+        let mut tasks: Vec<JoinHandle<()>> = vec![
+            madsim::task::spawn(accept_peers(peer_listener, srv.clone())),
+            madsim::task::spawn(accept_clients(client_listener, srv.clone())),
+        ];
+        for (s, link) in links {
+            tasks.push(madsim::task::spawn(peer_link(me, s, link, srv.clone())));
+        }
+        // One fsync at a time, each taking its drawn latency: one long-lived
+        // task rather than a task spawned per fsync.
+        let fsrv = srv.clone();
         tasks.push(madsim::task::spawn(async move {
-            let mut iv = madsim::time::interval(tick);
-            iv.tick().await;
-            loop {
-                iv.tick().await;
-                if ttx.unbounded_send(Ev::Tick).is_err() {
-                    return;
-                }
+            while let Some((t, d)) = fsync_rx.next().await {
+                madsim::time::sleep(d).await;
+                fsrv.handle(Ev::Fsync(t));
             }
         }));
+        srv.flush(first);
+        // The heartbeat runs here, for as long as the node lives.
+        let mut iv = madsim::time::interval(tick);
+        iv.tick().await;
+        loop {
+            iv.tick().await;
+            srv.handle(Ev::Tick);
+        }
+    }
+}
 
-        let mut conns: BTreeMap<ConnId, (mpsc::UnboundedSender<WriteCmd>, JoinHandle<()>)> = BTreeMap::new();
-        let mut fsync_in_flight = false;
-        let mut fsync_next: Option<FsyncTicket> = None;
-        self.flush(first, &links, &mut conns, &tx, &mut fsync_in_flight, &mut fsync_next);
+impl Running {
+    fn shell(&self) -> std::sync::MutexGuard<'_, Shell> {
+        self.shell.lock().unwrap_or_else(|e| e.into_inner())
+    }
 
-        while let Some(ev) = rx.next().await {
-            let now = self.recorder.now_ms();
-            if tracing::enabled!(tracing::Level::TRACE) {
-                let what = match &ev {
-                    Ev::Peer(f, _) => format!("message from zk{f}"),
-                    Ev::PeerDown(f) => format!("link to zk{f} down"),
-                    Ev::Accepted(c, ..) => format!("client connection {c}"),
-                    Ev::Client(c, _) => format!("packet on connection {c}"),
-                    Ev::ClientEof(c) => format!("connection {c} closed"),
-                    Ev::Tick => "tick".into(),
-                    Ev::Fsync(..) => "fsync done".into(),
-                };
-                tracing::trace!(server = me, virtual_ms = now, "{what}");
+    /// Feeds one event to the core and sends its outputs.
+    fn handle(self: &Arc<Self>, ev: Ev) {
+        let node = &self.node;
+        let now = node.recorder.now_ms();
+        if tracing::enabled!(tracing::Level::TRACE) {
+            let what = match &ev {
+                Ev::Peer(f, _) => format!("message from zk{f}"),
+                Ev::PeerDown(f) => format!("link to zk{f} down"),
+                Ev::Client(c, _) => format!("packet on connection {c}"),
+                Ev::ClientEof(c) => format!("connection {c} closed"),
+                Ev::Tick => "tick".into(),
+                Ev::Fsync(..) => "fsync done".into(),
+            };
+            // The subscriber stamps node and virtual time.
+            tracing::trace!("{what}");
+        }
+        match &ev {
+            Ev::ClientEof(conn) => {
+                self.shell().conns.remove(conn);
             }
-            let mut guard = self.status.lock().unwrap_or_else(|e| e.into_inner());
+            Ev::Fsync(_) => self.shell().fsync_in_flight = false,
+            _ => {}
+        }
+        let out = {
+            let mut guard = node.status.lock().unwrap_or_else(|e| e.into_inner());
             let Some(core) = guard.as_mut() else { return };
             match ev {
                 Ev::Peer(from, msg) => core.on_peer(now, from, msg),
                 Ev::PeerDown(from) => core.on_peer_disconnected(now, from),
-                Ev::Accepted(conn, wtx, reader) => {
-                    conns.insert(conn, (wtx, reader));
-                    core.on_client_connected(conn);
-                }
                 Ev::Client(conn, msg) => core.on_client(now, conn, msg),
-                Ev::ClientEof(conn) => {
-                    conns.remove(&conn);
-                    core.on_client_closed(conn);
-                }
+                Ev::ClientEof(conn) => core.on_client_closed(conn),
                 Ev::Tick => core.on_tick(now),
                 Ev::Fsync(t) => {
-                    fsync_in_flight = false;
-                    if let Some(z) = self.disk.fsync(t) {
+                    if let Some(z) = node.disk.fsync(t) {
                         core.on_fsync(now, z);
                     }
                 }
             }
-            let out = core.take_outputs();
-            drop(guard);
-            self.flush(out, &links, &mut conns, &tx, &mut fsync_in_flight, &mut fsync_next);
-        }
-        for t in tasks {
-            t.abort();
-        }
+            core.take_outputs()
+        };
+        self.flush(out);
     }
 
-    fn flush(
-        &self,
-        out: Outputs,
-        links: &BTreeMap<ServerId, mpsc::UnboundedSender<WriteCmd>>,
-        conns: &mut BTreeMap<ConnId, (mpsc::UnboundedSender<WriteCmd>, JoinHandle<()>)>,
-        tx: &EvTx,
-        fsync_in_flight: &mut bool,
-        fsync_next: &mut Option<FsyncTicket>,
-    ) {
+    /// A new client connection: registered before its first packet.
+    fn accepted(self: &Arc<Self>, conn: ConnId, wtx: Sender<ToClient>, reader: JoinHandle<()>) {
+        self.shell().conns.insert(conn, (wtx, reader));
+        let out = {
+            let mut guard = self.node.status.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(core) = guard.as_mut() else { return };
+            core.on_client_connected(conn);
+            core.take_outputs()
+        };
+        self.flush(out);
+    }
+
+    fn flush(self: &Arc<Self>, out: Outputs) {
+        let node = &self.node;
+        let mut sh = self.shell();
         if !out.disk.is_empty() {
-            if let Some(t) = self.disk.write(out.disk) {
-                *fsync_next = Some(t);
+            if let Some(t) = node.disk.write(out.disk) {
+                sh.fsync_next = Some(t);
             }
         }
-        if !*fsync_in_flight {
-            if let Some(t) = fsync_next.take() {
-                *fsync_in_flight = true;
-                let us = madsim::rand::thread_rng().gen_range(self.fsync_us.0..=self.fsync_us.1);
-                let tx = tx.clone();
-                madsim::task::spawn(async move {
-                    madsim::time::sleep(Duration::from_micros(us)).await;
-                    let _ = tx.unbounded_send(Ev::Fsync(t));
-                });
+        if !sh.fsync_in_flight {
+            if let Some(t) = sh.fsync_next.take() {
+                sh.fsync_in_flight = true;
+                let us = madsim::rand::thread_rng().gen_range(node.fsync_us.0..=node.fsync_us.1);
+                let _ = sh.fsyncs.unbounded_send((t, Duration::from_micros(us)));
             }
         }
         for (zxid, logged, result) in &out.applied {
-            self.recorder.commit(self.cfg.id, *zxid, logged, result);
+            node.recorder.commit(node.cfg.id, *zxid, logged, result);
         }
-        for (to, msg) in &out.peers {
-            if let Some(l) = links.get(to) {
-                let _ = l.unbounded_send(encoded(msg));
+        for (to, msg) in out.peers {
+            if let Some(l) = sh.links.get(&to) {
+                l.send(msg);
             }
         }
-        for (conn, msg) in &out.clients {
-            if let Some((w, _)) = conns.get(conn) {
-                let _ = w.unbounded_send(encoded::<ToClient>(msg));
+        for (conn, msg) in out.clients {
+            if let Some((w, _)) = sh.conns.get(&conn) {
+                w.send(msg);
             }
         }
         for conn in out.close {
-            if let Some((w, reader)) = conns.remove(&conn) {
-                let _ = w.unbounded_send(WriteCmd::Close);
+            // Dropping the sender closes the connection once the replies
+            // queued on it are delivered.
+            if let Some((_, reader)) = sh.conns.remove(&conn) {
                 reader.abort();
             }
         }
     }
 }
 
-async fn accept_peers(l: TcpListener, tx: EvTx) {
-    while let Ok((stream, _)) = l.accept().await {
-        let tx = tx.clone();
+async fn accept_peers(l: Listener<PeerMsg, ()>, srv: Arc<Running>) {
+    while let Some((back, mut rx)) = l.accept().await {
+        let srv = srv.clone();
         madsim::task::spawn(async move {
-            let (mut r, _w) = tokio::io::split(stream);
-            let mut buf = Vec::new();
-            let Some(PeerMsg::Hello { from }) = read_frame::<PeerMsg>(&mut r, &mut buf).await else {
+            let _back = back;
+            let Some(PeerMsg::Hello { from }) = rx.recv().await else {
                 return;
             };
-            while let Some(msg) = read_frame::<PeerMsg>(&mut r, &mut buf).await {
-                if tx.unbounded_send(Ev::Peer(from, msg)).is_err() {
-                    return;
-                }
+            while let Some(msg) = rx.recv().await {
+                srv.handle(Ev::Peer(from, msg));
             }
-            let _ = tx.unbounded_send(Ev::PeerDown(from));
+            srv.handle(Ev::PeerDown(from));
         });
     }
 }
 
-async fn accept_clients(l: TcpListener, tx: EvTx) {
+async fn accept_clients(l: Listener<ToServer, ToClient>, srv: Arc<Running>) {
     let mut next: ConnId = 0;
-    while let Ok((stream, _)) = l.accept().await {
+    while let Some((wtx, mut rx)) = l.accept().await {
         next += 1;
         let conn = next;
-        let (mut r, w) = tokio::io::split(stream);
-        let (wtx, wrx) = mpsc::unbounded();
-        madsim::task::spawn(writer(w, wrx));
-        let rtx = tx.clone();
+        let rsrv = srv.clone();
         let reader = madsim::task::spawn(async move {
-            let mut buf = Vec::new();
-            while let Some(msg) = read_frame::<ToServer>(&mut r, &mut buf).await {
-                if rtx.unbounded_send(Ev::Client(conn, msg)).is_err() {
-                    return;
-                }
+            while let Some(msg) = rx.recv().await {
+                rsrv.handle(Ev::Client(conn, msg));
             }
-            let _ = rtx.unbounded_send(Ev::ClientEof(conn));
+            rsrv.handle(Ev::ClientEof(conn));
         });
-        if tx.unbounded_send(Ev::Accepted(conn, wtx, reader)).is_err() {
-            return;
-        }
+        srv.accepted(conn, wtx, reader);
     }
 }
 
-/// Keeps a connection to `to` and writes our messages on it. Messages
-/// queued while the link is down are dropped, as a reset TCP connection
-/// loses them; the protocol recovers through timeouts and resync.
-async fn peer_link(me: ServerId, to: ServerId, mut rx: mpsc::UnboundedReceiver<WriteCmd>, tx: EvTx) {
+/// Keeps a connection to `to` open for `link`, reconnecting when it breaks.
+async fn peer_link(me: ServerId, to: ServerId, link: Arc<PeerLink>, srv: Arc<Running>) {
     loop {
-        let stream = match TcpStream::connect(peer_addr(to)).await {
-            Ok(s) => s,
-            Err(_) => {
-                // Messages to an unreachable peer are lost: say so, as a
-                // broken TCP connection would, so the protocol resyncs.
-                let mut lost = false;
-                while rx.try_recv().is_ok() {
-                    lost = true;
-                }
-                if lost {
-                    let _ = tx.unbounded_send(Ev::PeerDown(to));
-                }
-                madsim::time::sleep(Duration::from_millis(100)).await;
-                continue;
+        let Ok((w, _r)) = connect::<PeerMsg, ()>(peer_addr(to)).await else {
+            // Messages to an unreachable peer are lost: say so, as a
+            // broken TCP connection would, so the protocol resyncs.
+            if link.take_lost() {
+                srv.handle(Ev::PeerDown(to));
             }
+            madsim::time::sleep(Duration::from_millis(100)).await;
+            continue;
         };
-        let (_r, mut w) = tokio::io::split(stream);
-        let mut hello = Vec::new();
-        crate::proto::frame::encode(&PeerMsg::Hello { from: me }, &mut hello);
-        if tokio::io::AsyncWriteExt::write_all(&mut w, &hello).await.is_err()
-            || tokio::io::AsyncWriteExt::flush(&mut w).await.is_err()
-        {
+        if !w.send(PeerMsg::Hello { from: me }) {
             madsim::time::sleep(Duration::from_millis(50)).await;
             continue;
         }
-        // Anything queued while disconnected is lost.
-        let mut lost = false;
-        while rx.try_recv().is_ok() {
-            lost = true;
+        // Anything sent while disconnected is lost.
+        if link.take_lost() {
+            srv.handle(Ev::PeerDown(to));
         }
-        if lost {
-            let _ = tx.unbounded_send(Ev::PeerDown(to));
-        }
-        let (wtx, wrx) = mpsc::unbounded();
-        let writing = madsim::task::spawn(writer(w, wrx));
-        loop {
-            match rx.next().await {
-                Some(cmd) => {
-                    if wtx.unbounded_send(cmd).is_err() || writing.is_finished() {
-                        break;
-                    }
-                }
-                None => {
-                    writing.abort();
-                    return;
-                }
-            }
-        }
-        writing.abort();
-        let _ = tx.unbounded_send(Ev::PeerDown(to));
+        let closed = w.closed();
+        link.lock().tx = Some(w);
+        closed.await;
+        link.lock().tx = None;
+        srv.handle(Ev::PeerDown(to));
         madsim::time::sleep(Duration::from_millis(50)).await;
     }
 }

@@ -10,6 +10,7 @@
 //! `WatchManager`.
 
 mod apply;
+mod children;
 mod data_tree;
 mod digest;
 mod ephemeral;

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use im::OrdSet;
 use zkdst_recipes::zk::{Stat, Zxid};
 
+use super::children::Children;
 use super::digest::Fnv64;
 use super::ephemeral::EphemeralType;
 
@@ -30,7 +30,7 @@ pub(crate) struct Node {
     /// Raw owner, see `EphemeralType`.
     pub ephemeral_owner: i64,
     /// Child names (not paths), sorted.
-    pub children: OrdSet<String>,
+    pub children: Children,
 }
 
 impl Node {
@@ -49,7 +49,7 @@ impl Node {
             cversion: 0,
             aversion: 0,
             ephemeral_owner,
-            children: OrdSet::new(),
+            children: Children::default(),
         }
     }
 
