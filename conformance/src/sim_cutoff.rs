@@ -10,10 +10,9 @@
 
 use std::time::Duration;
 
-use madsim::net::NetSim;
 use zkdst_recipes::zk::SessionId;
 use zkdst_sim::client::SimClient;
-use zkdst_sim::cluster::Cluster;
+use zkdst_sim::cluster::{Cluster, NodeRef};
 
 use crate::cutoff::SessionFaults;
 
@@ -26,23 +25,33 @@ pub struct SimFaults<'a> {
 }
 
 impl SimFaults<'_> {
-    fn node(&mut self, client: usize) -> Option<madsim::task::NodeId> {
-        let id = self.clients.get(client)?.id();
-        Some(self.cluster.client_node(id).id())
+    /// Both directions between the client and every server: the simulated
+    /// network's links, as the cluster's own partitions cut them.
+    fn links(&self, client: usize) -> Vec<(NodeRef, NodeRef)> {
+        let Some(c) = self.clients.get(client).map(|c| NodeRef::Client(c.id())) else {
+            return Vec::new();
+        };
+        self.cluster
+            .server_ids()
+            .into_iter()
+            .flat_map(|s| [(c, NodeRef::Server(s)), (NodeRef::Server(s), c)])
+            .collect()
     }
 }
 
 impl SessionFaults for SimFaults<'_> {
     async fn cut(&mut self, client: usize) {
-        if let Some(node) = self.node(client) {
-            NetSim::current().clog_node(node);
-            self.clients[client].drop_connection();
+        for (a, b) in self.links(client) {
+            self.cluster.cut(a, b);
+        }
+        if let Some(c) = self.clients.get(client) {
+            c.drop_connection();
         }
     }
 
     async fn restore(&mut self, client: usize) {
-        if let Some(node) = self.node(client) {
-            NetSim::current().unclog_node(node);
+        for (a, b) in self.links(client) {
+            self.cluster.uncut(a, b);
         }
     }
 

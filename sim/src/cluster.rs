@@ -269,6 +269,16 @@ impl Cluster {
         }
     }
 
+    /// Restores one direction cut by [`Cluster::cut`].
+    pub fn uncut(&mut self, from: NodeRef, to: NodeRef) {
+        if self.clogged.remove(&(from, to)) {
+            if let (Some(a), Some(b)) = (self.node_id(from), self.node_id(to)) {
+                NetSim::current().unclog_link(a, b);
+                crate::net::unclog(a, b);
+            }
+        }
+    }
+
     /// Splits the given nodes into groups that cannot talk to each other
     /// (both directions), replacing any earlier partition or cut. Nodes in
     /// no group keep all their links.
