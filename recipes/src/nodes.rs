@@ -81,7 +81,7 @@ pub async fn create_protected<C: ZkClient, R: Runtime>(
         match ctx.client().create(&prefix, data, mode).await {
             Ok((path, stat)) => return Ok((path[dir_len(dir)..].to_string(), stat)),
             Err(ZkError::NoNode) => create_all(ctx, dir).await?,
-            Err(e) if e.is_ambiguous() && attempt + 1 < policy.max_attempts => {
+            Err(e) if crate::retry::retryable(&e) && attempt + 1 < policy.max_attempts => {
                 ctx.runtime().sleep(policy.delay(attempt)).await;
                 if let Some(found) = find_own(ctx, dir, guid, mode.is_ephemeral()).await? {
                     return Ok(found);

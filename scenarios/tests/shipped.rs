@@ -115,14 +115,3 @@ proptest! {
         prop_assert!(o.verdict != RunVerdict::Fail, "{:?}\n{}", o.failed_checks(), plan);
     }
 }
-
-/// An open finding (see double-barrier.toml): two enters hang after the
-/// heal. Fails until fixed; run with `-- --ignored`.
-#[test]
-#[ignore]
-fn double_barrier_open_finding_seed_149() {
-    let p = path("double-barrier.toml");
-    if let Err(e) = check(&p, 149..150) {
-        panic!("{e}");
-    }
-}

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use madsim::rand::Rng;
+use zkdst_checker::history::{Outcome as OpOutcome, Value};
 use zkdst_checker::{properties, Params, Verdict};
 use zkdst_recipes::zk::{CreateMode, ZkClient, ZkError, ANY_VERSION};
 use zkdst_sim::cluster::{Cluster, EnsembleConfig, NodeRef};
@@ -225,6 +226,18 @@ async fn scenario(seed: u64, servers: u32) -> Outcome {
     let h = rec.history();
     if let Ok(dir) = std::env::var("ZKDST_HISTORY_DIR") {
         let _ = std::fs::write(format!("{dir}/chaos-{servers}-{seed}.json"), h.to_json());
+    }
+    // SessionMoved is a connection-level error: the server closes the
+    // connection instead of replying, so a client never sees it.
+    for o in h.operations().unwrap() {
+        let moved = match &o.outcome {
+            Some(OpOutcome::Ok {
+                value: Value::Error { code, .. },
+            }) => code == "SessionMoved",
+            Some(OpOutcome::Fail { error } | OpOutcome::Info { error }) => error.contains("SessionMoved"),
+            _ => false,
+        };
+        assert!(!moved, "seed {seed}: op {} saw SessionMoved: {:?}", o.id, o.op);
     }
     let result = properties::registry::run("zk-consistency", &h, &Params::default()).expect("known checker");
     assert_eq!(

@@ -605,6 +605,16 @@ impl ServerCore {
                     let r = self.read(session, &req);
                     (self.tree.last_zxid(), r)
                 }
+                // FinalRequestProcessor answers SessionMoved by closing the
+                // connection, not with a reply (ZOOKEEPER-710): the client
+                // sees ConnectionLoss, reconnects and revalidates.
+                Stage::Done {
+                    response: Response::Error(ZkError::SessionMoved),
+                    ..
+                } => {
+                    self.close_conn(conn);
+                    return;
+                }
                 Stage::Done { zxid, response } => (*zxid, response.clone()),
                 Stage::AwaitCommit | Stage::AwaitSync => break,
             };
@@ -850,14 +860,8 @@ impl ServerCore {
                         TxnResult::Error(e) => Response::Error(e),
                         TxnResult::CreateSession | TxnResult::CloseSession { .. } => return,
                     };
-                    let moved = matches!(response, Response::Error(ZkError::SessionMoved));
                     if let Some(c) = self.conns.get_mut(&conn) {
-                        if c.complete(logged.xid, zxid, response) && moved {
-                            // The leader thinks the session lives on another
-                            // server: reply, then close this connection so the
-                            // client reconnects and revalidates.
-                            c.close_when_drained = true;
-                        }
+                        c.complete(logged.xid, zxid, response);
                     }
                     self.drain(conn);
                 }
