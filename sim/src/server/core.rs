@@ -90,7 +90,7 @@ impl ServerCore {
         now_ms: u64,
     ) -> Self {
         let peer = Peer::new(cfg.id, cfg.servers.clone(), cfg.zab, durable);
-        let tree = load_snapshot(cfg.id, &peer.snapshot());
+        let tree = load_snapshot(&peer.snapshot());
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let snapshot_after = snapshot_roll(&mut rng, cfg.zab.snap_count);
         let mut core = ServerCore {
@@ -695,7 +695,7 @@ impl ServerCore {
     fn after_peer(&mut self) {
         if let Some(snap) = self.peer.take_installed() {
             // SNAP sync: the leader's snapshot replaces our applied tree.
-            self.tree = load_snapshot(self.cfg.id, &snap);
+            self.tree = load_snapshot(&snap);
             self.since_snapshot = 0;
         }
         self.apply_committed();
@@ -760,7 +760,7 @@ impl ServerCore {
                 applied,
                 "applied zxid missing from the log; rebuilding the tree"
             );
-            self.tree = load_snapshot(self.cfg.id, &self.peer.snapshot());
+            self.tree = load_snapshot(&self.peer.snapshot());
         }
         let from = self.peer.upper_bound(self.tree.last_zxid());
         let to = self.peer.upper_bound(commit);
@@ -776,7 +776,7 @@ impl ServerCore {
             self.snapshot_after = snapshot_roll(&mut self.rng, self.cfg.zab.snap_count);
             let snap = Snapshot {
                 zxid: self.tree.last_zxid(),
-                data: Arc::new(self.tree.to_image()),
+                data: Arc::new(self.tree.clone()),
             };
             self.peer.take_snapshot(snap);
         }
@@ -870,13 +870,9 @@ impl ServerCore {
     }
 }
 
-/// The applied tree a snapshot holds. Images come from our own trees; a bad
-/// one is a simulator bug, and the digest checks will show the damage.
-fn load_snapshot(server: ServerId, snap: &Snapshot<SnapImage>) -> DataTree {
-    DataTree::from_image(&snap.data).unwrap_or_else(|e| {
-        tracing::error!(server, zxid = snap.zxid, "unloadable snapshot: {e}");
-        DataTree::new()
-    })
+/// The applied tree a snapshot holds (a structural-sharing copy).
+fn load_snapshot(snap: &Snapshot<SnapImage>) -> DataTree {
+    DataTree::clone(&snap.data)
 }
 
 /// Txns until the next snapshot: uniform in [snapCount/2, snapCount).

@@ -1,7 +1,8 @@
-//! A data tree as plain serializable data (ZooKeeper's snapshot file): for
-//! simulated disks, follower catch-up by snapshot, and dumping a tree when a
-//! check fails. Loading rebuilds children, indexes and the digest, and
-//! refuses an image that is not a tree.
+//! A data tree as plain serializable data (the content of ZooKeeper's
+//! snapshot file), for dumping or inspecting a tree. Simulated disks keep
+//! the persistent tree itself (see `disk::SnapImage`). Loading rebuilds
+//! children, indexes and the digest, and refuses an image that is not a
+//! tree.
 
 use std::sync::Arc;
 
