@@ -1,33 +1,57 @@
-//! A small deterministic 64-bit hash (FNV-1a with a splitmix64 finish) for
-//! the tree digest. Independent of Rust's std hasher, whose output is not
-//! guaranteed across releases.
+//! A small deterministic 64-bit hash: the tree digest, and the hasher of
+//! the path-keyed node map. Word at a time (multiply-rotate, as rustc's
+//! FxHash) with a splitmix64 finish, so low bits avalanche (the HAMT of
+//! `im::HashMap` indexes by them). Independent of Rust's std hasher,
+//! whose output is not guaranteed across releases and is seeded per
+//! process.
 
-/// Incremental FNV-1a over length-prefixed fields.
+use std::hash::{BuildHasherDefault, Hasher};
+
+const K: u64 = 0x517c_c1b7_2722_0a95;
+
+/// Incremental hash over length-prefixed fields.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Fnv64(u64);
+pub(crate) struct Hash64(u64);
 
-impl Fnv64 {
+impl Default for Hash64 {
+    fn default() -> Self {
+        Hash64::new()
+    }
+}
+
+/// Builds the node map's hasher.
+pub(crate) type PathHash = BuildHasherDefault<Hash64>;
+
+impl Hash64 {
     pub fn new() -> Self {
-        Fnv64(0xcbf2_9ce4_8422_2325)
+        Hash64(0xcbf2_9ce4_8422_2325)
     }
 
-    fn byte(&mut self, b: u8) {
-        self.0 ^= u64::from(b);
-        self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+    fn word(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
     }
 
     pub fn bytes(&mut self, bytes: &[u8]) -> &mut Self {
         self.u64(bytes.len() as u64);
-        for &b in bytes {
-            self.byte(b);
-        }
+        self.raw(bytes);
         self
     }
 
-    pub fn u64(&mut self, v: u64) -> &mut Self {
-        for b in v.to_le_bytes() {
-            self.byte(b);
+    fn raw(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.word(u64::from_le_bytes(c.try_into().expect("8 bytes")));
         }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            self.word(u64::from_le_bytes(last));
+        }
+    }
+
+    pub fn u64(&mut self, v: u64) -> &mut Self {
+        self.word(v);
         self
     }
 
@@ -44,16 +68,51 @@ impl Fnv64 {
     }
 }
 
+impl Hasher for Hash64 {
+    fn write(&mut self, bytes: &[u8]) {
+        self.raw(bytes);
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.word(u64::from(i));
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.word(i);
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.word(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        Hash64::finish(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use std::hash::BuildHasher;
+
     use super::*;
 
     #[test]
     fn stable_and_field_sensitive() {
-        let h = |a: &[u8], b: &[u8]| Fnv64::new().bytes(a).bytes(b).finish();
+        let h = |a: &[u8], b: &[u8]| Hash64::new().bytes(a).bytes(b).finish();
         assert_eq!(h(b"ab", b"c"), h(b"ab", b"c"));
         // length prefixes keep field boundaries apart
         assert_ne!(h(b"ab", b"c"), h(b"a", b"bc"));
-        assert_ne!(Fnv64::new().i64(1).finish(), Fnv64::new().i64(2).finish());
+        assert_ne!(Hash64::new().i64(1).finish(), Hash64::new().i64(2).finish());
+        // a trailing zero byte is not the same as none
+        assert_ne!(h(b"a", b""), h(b"a\0", b""));
+    }
+
+    #[test]
+    fn low_bits_spread_over_similar_paths() {
+        // Paths differing only in their last characters must not share the
+        // low bits the HAMT indexes by.
+        let b = PathHash::default();
+        let low: std::collections::BTreeSet<u64> = (0..1000).map(|i| b.hash_one(format!("/w1/c{i}")) & 0x3ff).collect();
+        assert!(low.len() > 500, "only {} distinct low-10-bit values", low.len());
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use zkdst_recipes::zk::{Stat, Zxid};
 
 use super::children::Children;
-use super::digest::Fnv64;
+use super::digest::Hash64;
 use super::ephemeral::EphemeralType;
 
 /// A znode as the server stores it.
@@ -90,7 +90,7 @@ impl Node {
     /// This node's contribution to the tree digest. Children are not hashed:
     /// they are implied by the set of paths.
     pub fn digest(&self, path: &str) -> u64 {
-        Fnv64::new()
+        Hash64::new()
             .bytes(path.as_bytes())
             .u64(self.data_hash)
             .i64(self.czxid)
@@ -107,7 +107,7 @@ impl Node {
 }
 
 fn hash_data(data: &[u8]) -> u64 {
-    Fnv64::new().bytes(data).finish()
+    Hash64::new().bytes(data).finish()
 }
 
 #[cfg(test)]

@@ -62,7 +62,7 @@ pub enum SnapshotError {
 impl DataTree {
     /// The tree as plain data.
     pub fn to_image(&self) -> TreeImage {
-        let nodes = self
+        let mut nodes: Vec<NodeImage> = self
             .nodes
             .iter()
             .map(|(path, n)| NodeImage {
@@ -79,6 +79,7 @@ impl DataTree {
                 ephemeral_owner: n.ephemeral_owner,
             })
             .collect();
+        nodes.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         TreeImage {
             last_zxid: self.last_zxid,
             sessions: self.sessions(),
