@@ -83,6 +83,22 @@ fn err(e: zkdst_recipes::zk::ZkError) -> TxnResult {
     TxnResult::Error(e)
 }
 
+#[test]
+fn all_children_number_counts_descendants_only() {
+    let mut s = Server::new();
+    for p in ["/a", "/a/b", "/a/b/c", "/a/d", "/ab", "/ab/x"] {
+        s.created(p, CreateMode::Persistent);
+    }
+    // `/ab` shares `/a`'s prefix but is not below it.
+    assert_eq!(s.tree.all_children_number("/a"), Some(3));
+    assert_eq!(s.tree.all_children_number("/a/b"), Some(1));
+    assert_eq!(s.tree.all_children_number("/a/b/c"), Some(0));
+    assert_eq!(s.tree.all_children_number("/ab"), Some(1));
+    // The root counts everything but itself, built-in nodes included.
+    assert_eq!(s.tree.all_children_number("/"), Some(s.tree.node_count() - 1));
+    assert_eq!(s.tree.all_children_number("/"), Some(6 + 3));
+}
+
 mod errors;
 mod multi;
 mod replay;
