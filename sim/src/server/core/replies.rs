@@ -1,0 +1,168 @@
+//! Answering clients in order: a connection's queue releases replies only
+//! from its head (reads wait behind earlier writes and syncs), reads are
+//! served from this server's applied tree, and revalidation ends with the
+//! session attached here or the connection closed as expired.
+
+use super::*;
+
+impl ServerCore {
+    pub(super) fn revalidated(&mut self, session: SessionId, conn: ConnId, timeout_ms: i32) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        if c.state != (ConnState::Revalidating { session }) {
+            return;
+        }
+        let server = self.cfg.id;
+        if timeout_ms > 0 {
+            c.state = ConnState::Open { session };
+            if let Some(old) = self.session_conn.insert(session, conn) {
+                if old != conn {
+                    // The session moved to this connection: the old one is stale.
+                    self.out.close.push(old);
+                    self.conns.remove(&old);
+                }
+            }
+            self.out.clients.push((
+                conn,
+                ToClient::Connected {
+                    session,
+                    timeout_ms,
+                    server,
+                },
+            ));
+        } else {
+            self.out.clients.push((
+                conn,
+                ToClient::Connected {
+                    session,
+                    timeout_ms: 0,
+                    server,
+                },
+            ));
+            self.close_conn(conn);
+        }
+    }
+
+    /// Completes the syncs whose commit point this server has applied. One
+    /// this server never reaches (it fell out of the quorum unawares) waits
+    /// until the server gives up on its leader and drops its clients.
+    pub(super) fn release_syncs(&mut self) {
+        let applied = self.tree.last_zxid();
+        let (ready, waiting): (Vec<_>, Vec<_>) = self.sync_waiting.drain(..).partition(|(z, _, _)| *z <= applied);
+        self.sync_waiting = waiting;
+        for (_, session, xid) in ready {
+            self.sync_done(session, xid);
+        }
+    }
+
+    pub(super) fn sync_done(&mut self, session: SessionId, xid: i64) {
+        let Some(&conn) = self.session_conn.get(&session) else {
+            return;
+        };
+        let zxid = self.tree.last_zxid();
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.complete(xid, zxid, Response::Sync);
+        }
+        self.drain(conn);
+    }
+
+    /// Sends every reply at the head of the connection's queue that is ready.
+    pub(super) fn drain(&mut self, conn: ConnId) {
+        loop {
+            let Some(c) = self.conns.get_mut(&conn) else {
+                return;
+            };
+            let Some(head) = c.queue.front() else { break };
+            let (zxid, response) = match &head.stage {
+                Stage::Read => {
+                    let Some(session) = c.session() else { return };
+                    let req = head.request.clone();
+                    let r = self.read(session, &req);
+                    (self.tree.last_zxid(), r)
+                }
+                // FinalRequestProcessor answers SessionMoved by closing the
+                // connection, not with a reply (ZOOKEEPER-710): the client
+                // sees ConnectionLoss, reconnects and revalidates.
+                Stage::Done {
+                    response: Response::Error(ZkError::SessionMoved),
+                    ..
+                } => {
+                    self.close_conn(conn);
+                    return;
+                }
+                Stage::Done { zxid, response } => (*zxid, response.clone()),
+                Stage::AwaitCommit | Stage::AwaitSync => break,
+            };
+            let c = self.conns.get_mut(&conn).expect("present");
+            let head = c.queue.pop_front().expect("present");
+            self.out.clients.push((
+                conn,
+                ToClient::Reply {
+                    xid: head.xid,
+                    zxid,
+                    response,
+                },
+            ));
+        }
+        if let Some(c) = self.conns.get(&conn) {
+            if c.close_when_drained && c.queue.is_empty() {
+                self.close_conn(conn);
+            }
+        }
+    }
+
+    pub(super) fn read(&mut self, session: SessionId, req: &Request) -> Response {
+        let path = match req {
+            Request::Exists { path, .. }
+            | Request::GetData { path, .. }
+            | Request::GetChildren { path, .. }
+            | Request::AddWatch { path, .. } => path,
+            _ => return Response::Error(ZkError::Unimplemented),
+        };
+        if validate_path(path, false).is_err() {
+            return Response::Error(ZkError::BadArguments);
+        }
+        match req {
+            Request::Exists { watch, .. } => {
+                if *watch {
+                    Response::Exists(self.watches.exists_watch(&self.tree, path, session))
+                } else {
+                    Response::Exists(self.tree.stat(path))
+                }
+            }
+            Request::GetData { watch, .. } => {
+                let r = if *watch {
+                    self.watches.get_data_watch(&self.tree, path, session)
+                } else {
+                    self.tree.get_data(path)
+                };
+                match r {
+                    Some((data, stat)) => Response::GetData { data, stat },
+                    None => Response::Error(ZkError::NoNode),
+                }
+            }
+            Request::GetChildren { watch, .. } => {
+                let r = if *watch {
+                    self.watches.get_children_watch(&self.tree, path, session)
+                } else {
+                    self.tree.get_children(path)
+                };
+                match r {
+                    Some((mut children, stat)) => {
+                        if self.cfg.shuffle_children {
+                            children.shuffle(&mut self.rng);
+                        }
+                        Response::GetChildren { children, stat }
+                    }
+                    None => Response::Error(ZkError::NoNode),
+                }
+            }
+            Request::AddWatch { mode, .. } => {
+                self.watches.add_persistent(path, session, *mode);
+                Response::AddWatch
+            }
+            _ => Response::Error(ZkError::Unimplemented),
+        }
+    }
+}
