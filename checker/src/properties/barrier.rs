@@ -6,15 +6,19 @@
 //! N clients invoked `BarrierEnter` (N = `barrier_size`, else the number of
 //! distinct clients that entered).
 //!
-//! `double-barrier`: a client's k-th enter/leave belongs to round k. Nobody
-//! passes enter before N clients entered the round; nobody leaves before N
-//! entered; nobody passes leave before all who entered the round left.
+//! `double-barrier`: a client's enters up to its next leave belong to one
+//! round (an enter retried after a lost session rejoins the same round),
+//! and its k-th round is round k. Nobody passes enter before N clients
+//! entered the round; nobody leaves before N entered; nobody passes leave
+//! before all who entered the round left. A participant whose session was
+//! closed (the CloseSession commit deleted its node) has dropped out, as the
+//! recipe documents, until it enters again.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::history::{ClientId, History, Op, Operation, Time};
 
-use super::common::{describe, operations, succeeded};
+use super::common::{describe, operations, session_closed_commit, succeeded};
 use super::result::{ms, CheckResult, Violation};
 use super::Params;
 
@@ -122,14 +126,19 @@ pub fn check_double(h: &History, p: &Params) -> CheckResult {
     };
     let mut r = CheckResult::new(DOUBLE);
     let mut rounds: BTreeMap<&str, Vec<Round>> = BTreeMap::new();
-    let mut counts: BTreeMap<(&str, ClientId, bool), usize> = BTreeMap::new();
+    // Per (barrier, client): the round index and whether the last op was a leave.
+    let mut at: BTreeMap<(&str, ClientId), (usize, bool)> = BTreeMap::new();
     for o in &ops {
         let (name, enter) = match &o.op {
             Op::BarrierEnter { barrier } => (barrier.as_str(), true),
             Op::BarrierLeave { barrier } => (barrier.as_str(), false),
             _ => continue,
         };
-        let k = counts.entry((name, o.client, enter)).or_insert(0);
+        let (k, after_leave) = at.entry((name, o.client)).or_insert((0, false));
+        if enter && *after_leave {
+            *k += 1;
+        }
+        *after_leave = !enter;
         let rs = rounds.entry(name).or_default();
         while rs.len() <= *k {
             rs.push(Round::default());
@@ -139,7 +148,6 @@ pub fn check_double(h: &History, p: &Params) -> CheckResult {
         } else {
             rs[*k].leaves.push(o);
         }
-        *k += 1;
     }
     for (name, rs) in &rounds {
         for (k, round) in rs.iter().enumerate() {
@@ -171,7 +179,11 @@ pub fn check_double(h: &History, p: &Params) -> CheckResult {
                     continue;
                 };
                 let left = clients_invoked_before(round.leaves.iter(), t);
-                let waiting: Vec<String> = who.difference(&left).map(|c| c.to_string()).collect();
+                let waiting: Vec<String> = who
+                    .difference(&left)
+                    .filter(|c| !dropped_out(h, &round.enters, **c, t))
+                    .map(|c| c.to_string())
+                    .collect();
                 if !waiting.is_empty() {
                     r.violation(
                         Violation::new("left-early", format!("double barrier {name}, round {}: {} passed leave at {} while client(s) {} had not left", k + 1, describe(l), ms(t), waiting.join(", ")))
@@ -184,6 +196,20 @@ pub fn check_double(h: &History, p: &Params) -> CheckResult {
         }
     }
     r
+}
+
+/// True if, at `t`, `client`'s latest enter of the round (invoked before
+/// `t`) was in a session whose CloseSession had committed: its node went
+/// with the session, and it has not entered again since.
+fn dropped_out(h: &History, enters: &[&Operation], client: ClientId, t: Time) -> bool {
+    let Some(last) = enters
+        .iter()
+        .filter(|e| e.client == client && e.invoked < t)
+        .max_by_key(|e| e.invoked)
+    else {
+        return false;
+    };
+    session_closed_commit(h, last.session, last.invoked).is_some_and(|tc| tc < t)
 }
 
 #[cfg(test)]
@@ -248,5 +274,82 @@ mod tests {
         b.ok(15, 21, 2, leave(), Value::Unit);
         let r = check_double(&b.build(), &Params::default());
         assert_eq!(r.kinds(), vec!["entered-early", "left-early"], "{r:#?}");
+    }
+
+    /// Client 3's session expires during round 1 (its node goes with it):
+    /// the others may pass leave; it rejoins the same round with a new
+    /// session (a second enter before any leave) and round 2 lines up.
+    #[test]
+    fn a_participant_whose_session_closed_dropped_out() {
+        use crate::history::{Outcome, TxnRecord};
+        let enter = || op(|barrier| Op::BarrierEnter { barrier });
+        let leave = || op(|barrier| Op::BarrierLeave { barrier });
+        let build = |rejoin_before_leaves: bool| {
+            let mut b = Builder::new();
+            for c in 1..=3u32 {
+                let e = b.invoke_s(0, c, Some(i64::from(c) * 10), enter());
+                if c < 3 {
+                    b.complete(e, 5, Outcome::Ok { value: Value::Unit });
+                } else {
+                    b.complete(
+                        e,
+                        60,
+                        Outcome::Info {
+                            error: "session lost".into(),
+                        },
+                    );
+                }
+            }
+            b.commit(
+                20,
+                0x1_0000_0009,
+                TxnRecord::CloseSession {
+                    session: 30,
+                    expired: true,
+                    deleted: vec!["/b/p-3".into()],
+                },
+            );
+            let rejoin_at = if rejoin_before_leaves { 25 } else { 70 };
+            let r = b.invoke_s(rejoin_at, 3, Some(31), enter());
+            b.complete(r, rejoin_at + 2, Outcome::Ok { value: Value::Unit });
+            b.ok(10, 30, 1, leave(), Value::Unit);
+            b.ok(12, 31, 2, leave(), Value::Unit);
+            b.ok(80, 81, 3, leave(), Value::Unit);
+            // Round 2: everyone, in order.
+            for c in 1..=3u32 {
+                b.ok(100, 110, c, enter(), Value::Unit);
+            }
+            for c in 1..=3u32 {
+                b.ok(120, 130, c, leave(), Value::Unit);
+            }
+            b.build()
+        };
+        let r = check_double(&build(false), &Params::default());
+        assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+        // Back in (a new node) before the others passed leave: they left early.
+        let r = check_double(&build(true), &Params::default());
+        assert_eq!(r.kinds(), vec!["left-early", "left-early"], "{r:#?}");
+    }
+
+    /// Without a CloseSession commit, a silent participant still holds the
+    /// others in the barrier.
+    #[test]
+    fn a_participant_without_a_closed_session_is_still_in() {
+        use crate::history::Outcome;
+        let enter = || op(|barrier| Op::BarrierEnter { barrier });
+        let leave = || op(|barrier| Op::BarrierLeave { barrier });
+        let mut b = Builder::new();
+        b.ok(0, 5, 1, enter(), Value::Unit);
+        let e = b.invoke_s(1, 2, Some(20), enter());
+        b.complete(
+            e,
+            60,
+            Outcome::Info {
+                error: "ConnectionLoss".into(),
+            },
+        );
+        b.ok(10, 30, 1, leave(), Value::Unit);
+        let r = check_double(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["left-early"], "{r:#?}");
     }
 }

@@ -1,7 +1,7 @@
 //! Helpers shared by the property checkers: reading operations, outcomes
 //! and tokens, describing ops for explanations, and session ends.
 
-use crate::history::{ClientId, Event, History, Op, Operation, Outcome, SessionId, Time, Value};
+use crate::history::{ClientId, Event, History, Op, Operation, Outcome, SessionId, Time, TxnRecord, Value};
 
 use super::result::{ms, CheckResult};
 
@@ -175,4 +175,21 @@ mod tests {
         let items = [(0, 10, 5), (20, 30, 3), (5, 25, 2)];
         assert_eq!(stale_tokens(&items), vec![(0, 1)]);
     }
+}
+
+/// The first commit, at or after `after`, of `session`'s CloseSession: the
+/// server ended the session (closed or expired) and deleted its ephemerals.
+pub fn session_closed_commit(h: &History, session: Option<SessionId>, after: Time) -> Option<Time> {
+    let s = session?;
+    h.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Commit {
+                time,
+                txn: TxnRecord::CloseSession { session, .. },
+                ..
+            } if *session == s && *time >= after => Some(*time),
+            _ => None,
+        })
+        .min()
 }

@@ -12,9 +12,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{ClientId, Event, History, Op, OpId, Operation, SessionId, Time, TxnRecord};
+use crate::history::{ClientId, Event, History, Op, OpId, Operation, Time};
 
-use super::common::{describe, last_alive, operations, session_end_after, succeeded};
+use super::common::{describe, last_alive, operations, session_closed_commit, session_end_after, succeeded};
 use super::result::{ms, CheckResult, Violation};
 use super::Params;
 
@@ -67,23 +67,6 @@ fn holds(h: &History, ops: &[Operation]) -> BTreeMap<String, Vec<Hold>> {
         });
     }
     out
-}
-
-/// The first commit, at or after `after`, of `session`'s CloseSession: the
-/// server ended the session (closed or expired) and deleted its ephemerals.
-fn session_closed_commit(h: &History, session: Option<SessionId>, after: Time) -> Option<Time> {
-    let s = session?;
-    h.events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Commit {
-                time,
-                txn: TxnRecord::CloseSession { session, .. },
-                ..
-            } if *session == s && *time >= after => Some(*time),
-            _ => None,
-        })
-        .min()
 }
 
 pub fn check(h: &History, _p: &Params) -> CheckResult {

@@ -8,6 +8,7 @@ use std::time::Duration;
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
 use zkdst_recipes::barrier::{Barrier, DoubleBarrier};
+use zkdst_recipes::error::RecipeError;
 
 use super::Env;
 
@@ -70,24 +71,39 @@ pub async fn single(mut env: Env) {
 pub async fn double(mut env: Env) {
     const DIR: &str = "/barriers/double";
     let n = env.clients as usize;
-    let zk = env.connect();
-    let ctx = env.ctx(zk.clone());
+    let mut zk = env.connect();
+    let mut ctx = env.ctx(zk.clone());
     let mut k: i64 = 0;
     loop {
         k += 1;
         // A double-barrier directory is single-use (its `ready` node stays),
         // so every round gets its own; the history names the barrier DIR
         // and the checker counts rounds per client.
-        let mut b = DoubleBarrier::new(ctx.clone(), format!("{DIR}/round-{k}"), n);
-        let id = env.invoke(Some(&zk), Op::BarrierEnter { barrier: DIR.into() });
-        match b.enter().await {
-            Ok(()) => env.ok(id, Value::Unit),
-            Err(e) => {
-                // The round cannot be finished with this session.
-                env.err(id, &e);
-                return;
+        let dir = format!("{DIR}/round-{k}");
+        // A participant whose session is lost drops out with its node (the
+        // recipe's contract) and the round cannot fill without it: like an
+        // application restarting the participant, rejoin the same round with
+        // a new session. Only then: the old session's node is surely gone,
+        // so it cannot be counted twice.
+        let mut b = loop {
+            env.renew(&mut zk, &mut ctx);
+            let mut b = DoubleBarrier::new(ctx.clone(), dir.clone(), n);
+            let id = env.invoke(Some(&zk), Op::BarrierEnter { barrier: DIR.into() });
+            match b.enter().await {
+                Ok(()) => {
+                    env.ok(id, Value::Unit);
+                    break b;
+                }
+                Err(e) => {
+                    env.err(id, &e);
+                    if !matches!(e, RecipeError::SessionLost) {
+                        // The session may live on with a node in the round.
+                        return;
+                    }
+                    env.exercised("double-barrier.rejoined");
+                }
             }
-        }
+        };
         if env.id == 0 && !env.running() {
             env.shared.set_round("double-last", k);
         }
@@ -95,6 +111,8 @@ pub async fn double(mut env: Env) {
         let id = env.invoke(Some(&zk), Op::BarrierLeave { barrier: DIR.into() });
         match b.leave().await {
             Ok(()) => env.ok(id, Value::Unit),
+            // Our node went with the session: we are out of this round.
+            Err(RecipeError::SessionLost) => env.err(id, &RecipeError::SessionLost),
             Err(e) => {
                 env.err(id, &e);
                 return;
