@@ -170,8 +170,21 @@ impl<T> Sender<T> {
         };
         st.queue.push_back((msg, arrival));
         if st.queue.len() == 1 {
-            if let Some(w) = st.rx_waker.take() {
-                w.wake();
+            match arrival {
+                // In flight: arm the waiting receiver's timer for the arrival
+                // instead of waking it just to arm it (one task poll fewer
+                // per message).
+                Some(at) if at > now => {
+                    if let Some(w) = st.rx_waker.clone() {
+                        let st = &mut *st;
+                        let _ = arm::<()>(&self.pipe.net.time, &mut st.armed, &mut Context::from_waker(&w), at, now);
+                    }
+                }
+                _ => {
+                    if let Some(w) = st.rx_waker.take() {
+                        w.wake();
+                    }
+                }
             }
         }
         true
