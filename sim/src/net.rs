@@ -177,7 +177,13 @@ impl<T> Sender<T> {
                 Some(at) if at > now => {
                     if let Some(w) = st.rx_waker.clone() {
                         let st = &mut *st;
-                        let _ = arm::<()>(&self.pipe.net.time, &mut st.armed, &mut Context::from_waker(&w), at, now);
+                        let _ = arm::<()>(
+                            &self.pipe.net.time,
+                            &mut st.armed,
+                            &mut Context::from_waker(&w),
+                            at,
+                            now,
+                        );
                     }
                 }
                 _ => {

@@ -1,7 +1,6 @@
 //! What travels over the simulated network: client ↔ server packets and
 //! server ↔ server messages. They travel as typed values (see `net`).
 
-use serde::{Deserialize, Serialize};
 use zkdst_recipes::zk::{
     AddWatchMode, CreateMode, EventType, MultiError, Op, OpResult, SessionId, Stat, ZkError, Zxid,
 };
@@ -13,7 +12,7 @@ use crate::zab::{Msg, ServerId};
 /// A transaction as logged: ZooKeeper's TxnHeader (session, cxid, time) and
 /// the transaction. The header lets the server holding the session's
 /// connection answer it when the entry commits.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LoggedTxn {
     pub session: SessionId,
     pub xid: i64,
@@ -22,7 +21,7 @@ pub struct LoggedTxn {
 }
 
 /// A client request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Request {
     Create {
         path: String,
@@ -99,7 +98,7 @@ impl Request {
 }
 
 /// A reply to one request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Response {
     Create { path: String, stat: Stat },
     Delete,
@@ -116,7 +115,7 @@ pub enum Response {
 }
 
 /// Client → server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ToServer {
     /// `session == 0` asks for a new session.
     Connect {
@@ -141,7 +140,7 @@ pub enum ToServer {
 }
 
 /// Server → client.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ToClient {
     /// `timeout_ms == 0`: the session is expired (or unknown).
     Connected {
@@ -166,7 +165,7 @@ pub enum ToClient {
 }
 
 /// Server → server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum PeerMsg {
     /// First message on a connection: who is calling.
     Hello {
@@ -214,7 +213,7 @@ pub enum PeerMsg {
 }
 
 /// A write forwarded to the leader.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ForwardedWrite {
     Request(Request),
     CreateSession { timeout_ms: i32 },

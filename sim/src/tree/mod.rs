@@ -17,7 +17,6 @@ mod ephemeral;
 mod node;
 mod prep;
 mod request;
-mod snapshot;
 mod txn;
 mod watch;
 
@@ -28,6 +27,5 @@ pub use data_tree::{DataTree, SPECIAL_PATHS};
 pub use ephemeral::EphemeralType;
 pub use prep::{prep, sequence_suffix, PrepConfig};
 pub use request::{WriteRequest, JUTE_MAX_BUFFER};
-pub use snapshot::{NodeImage, SnapshotError, TreeImage};
 pub use txn::{Applied, Trigger, Txn, TxnResult};
 pub use watch::WatchManager;

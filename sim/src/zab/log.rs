@@ -6,12 +6,10 @@
 
 use std::collections::VecDeque;
 
-use serde::{Deserialize, Serialize};
-
 use super::msg::{epoch_of, Entry, Zxid};
 
 /// The applied state at `zxid` (a `snapshot.<zxid>` file).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot<S> {
     pub zxid: Zxid,
     pub data: S,
@@ -38,7 +36,7 @@ pub enum DiskOp<T, S> {
 }
 
 /// How a leader brings a follower up to date.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum SyncKind<S> {
     /// The follower's last zxid is in our history: send what follows it.
     Diff,

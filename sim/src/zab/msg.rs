@@ -1,8 +1,6 @@
 //! The messages servers exchange: election votes and the Zab protocol
 //! (discovery, synchronization, broadcast), as in ZooKeeper's Learner/Leader.
 
-use serde::{Deserialize, Serialize};
-
 use super::log::SyncKind;
 
 /// A server's id (`myid`).
@@ -23,14 +21,14 @@ pub fn counter_of(zxid: Zxid) -> u32 {
 }
 
 /// One entry of the transaction log.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Entry<T> {
     pub zxid: Zxid,
     pub txn: T,
 }
 
 /// A server's election state as carried in votes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PeerState {
     Looking,
     Following,
@@ -39,7 +37,7 @@ pub enum PeerState {
 
 /// A fast-leader-election notification: who the sender proposes (or, when
 /// not looking, who it follows or that it leads).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Vote {
     /// The sender's election round (FLE's logical clock).
     pub round: u64,
@@ -60,7 +58,7 @@ impl Vote {
 /// A replication protocol message. Every leader→follower message after
 /// discovery carries the epoch so stale ones (from an older leadership,
 /// delivered late after a partition heals) are ignored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Msg<T, S> {
     Vote(Vote),
     /// follower → leader: start of discovery.
