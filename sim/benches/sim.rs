@@ -204,16 +204,25 @@ fn memory_bench() {
         run_seed(seed, None, move || small_faulty(seed)).expect("warm-up run");
     }
     let before = rss_kb();
+    // Sampled along the way too: the allocator returning memory at the end
+    // must not hide a peak reached in between.
+    let mut peak = before;
     let t = Instant::now();
     for seed in 0..seeds {
         run_seed(seed, None, move || small_faulty(seed)).expect("memory run");
+        if seed % 250 == 0 {
+            peak = peak.max(rss_kb());
+        }
     }
     let after = rss_kb();
+    peak = peak.max(after);
     println!(
-        "memory: {seeds} seeds of a small faulty scenario in {:.1} s; RSS {} MB -> {} MB (growth {:.1} MB)",
+        "memory: {seeds} seeds of a small faulty scenario in {:.1} s; RSS {} MB -> {} MB (growth {:.1} MB; highest sampled every 250 seeds {} MB, {:+.1} MB)",
         t.elapsed().as_secs_f64(),
         before / 1024,
         after / 1024,
-        (after as f64 - before as f64) / 1024.0
+        (after as f64 - before as f64) / 1024.0,
+        peak / 1024,
+        (peak as f64 - before as f64) / 1024.0
     );
 }
