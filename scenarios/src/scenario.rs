@@ -382,6 +382,19 @@ impl Scenario {
                 format!("expected at least 2 ticks ({} ms)", 2 * e.tick_ms),
             ));
         }
+        // Servers grant at most maxSessionTimeout = 20 ticks; a scenario
+        // that asks for more would silently get less.
+        if e.session_timeout_ms as u64 > 20 * e.tick_ms {
+            return Err(bad(
+                "ensemble.session_timeout_ms",
+                format!(
+                    "{} ms is more than the 20 ticks ({} ms) servers grant; ask for at most {} ms",
+                    e.session_timeout_ms,
+                    20 * e.tick_ms,
+                    20 * e.tick_ms
+                ),
+            ));
+        }
         let range = |field: &str, r: [u64; 2]| {
             if r[0] > r[1] {
                 Err(bad(field, format!("expected [min, max] with min <= max, found {r:?}")))
@@ -600,6 +613,27 @@ mod tests {
         assert!(e.to_string().contains("faults.swarm.kill-leader"), "{e}");
         let e = Scenario::parse(&format!("{MIN}[check.params]\nfifoo = true\n"), "z.toml").unwrap_err();
         assert!(e.to_string().contains("check.params"), "{e}");
+    }
+
+    #[test]
+    fn session_timeout_must_be_one_the_servers_grant() {
+        let e = |t: u32| {
+            Scenario::parse(
+                &format!("{MIN}[ensemble]\ntick_ms = 500\nsession_timeout_ms = {t}\n"),
+                "x.toml",
+            )
+        };
+        assert!(e(1000).is_ok() && e(10000).is_ok());
+        let low = e(999).unwrap_err().to_string();
+        assert!(
+            low.contains("ensemble.session_timeout_ms") && low.contains("at least 2 ticks"),
+            "{low}"
+        );
+        let high = e(10001).unwrap_err().to_string();
+        assert!(
+            high.contains("ensemble.session_timeout_ms") && high.contains("at most 10000 ms"),
+            "{high}"
+        );
     }
 
     #[test]
