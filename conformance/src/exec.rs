@@ -17,7 +17,9 @@ use futures::stream::{BoxStream, StreamExt};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use zkdst_recipes::zk::{AddWatchMode, Op, OpResult, SessionId, SessionState, Stat, WatchedEvent, ZkClient, ZkError};
+use zkdst_recipes::zk::{
+    AddWatchMode, Op, OpResult, ReadOp, ReadResult, SessionId, SessionState, Stat, WatchedEvent, ZkClient, ZkError,
+};
 
 use crate::cutoff::{wait_state, SessionFaults};
 use crate::ops::{absolute, MultiStep, Step, Version};
@@ -42,6 +44,8 @@ pub enum Outcome {
     },
     SetData(Stat),
     Multi(Vec<OpResult>),
+    /// multiRead results; children sorted by name.
+    Reads(Vec<ReadResult>),
     MultiFailed {
         error: ZkError,
         /// `None` when the whole call failed (no per-op verdict).
@@ -378,6 +382,33 @@ where
                         },
                         Err(e) => Outcome::Error(e),
                     }
+                }
+            }
+            Step::MultiRead { ops, .. } => {
+                let ops = ops
+                    .iter()
+                    .map(|op| match op {
+                        ReadOp::GetData { path } => ReadOp::GetData {
+                            path: absolute(root, path),
+                        },
+                        ReadOp::GetChildren { path } => ReadOp::GetChildren {
+                            path: absolute(root, path),
+                        },
+                    })
+                    .collect();
+                match client.multi_read(ops).await {
+                    Ok(results) => Outcome::Reads(
+                        results
+                            .into_iter()
+                            .map(|r| match r {
+                                ReadResult::Children { children } => ReadResult::Children {
+                                    children: sorted(children),
+                                },
+                                other => other,
+                            })
+                            .collect(),
+                    ),
+                    Err(e) => Outcome::Error(e),
                 }
             }
             Step::Multi { ops, .. } => {

@@ -27,7 +27,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use zkdst_recipes::zk::{OpResult, PathError, PathProblem, SessionId, Stat, WatchedEvent, ZkError};
+use zkdst_recipes::zk::{OpResult, PathError, PathProblem, ReadResult, SessionId, Stat, WatchedEvent, ZkError};
 
 use crate::exec::{OpRecord, Outcome, Trace, WatchKind, WatchRecord};
 
@@ -149,6 +149,13 @@ fn for_each_stat(outcome: &Outcome, options: &NormalizeOptions, f: &mut impl FnM
         | Outcome::Children { stat, .. }
         | Outcome::SetData(stat) => f(stat),
         Outcome::Exists(Some(stat)) => f(stat),
+        Outcome::Reads(results) => {
+            for r in results {
+                if let ReadResult::Data { stat, .. } = r {
+                    f(stat)
+                }
+            }
+        }
         Outcome::Multi(results) => {
             for r in results {
                 match r {
@@ -271,6 +278,23 @@ impl Norm<'_> {
             }
             Outcome::SetData(stat) => Outcome::SetData(self.stat(stat)),
             Outcome::Multi(results) => Outcome::Multi(results.iter().map(|r| self.op_result(r)).collect()),
+            Outcome::Reads(results) => Outcome::Reads(
+                results
+                    .iter()
+                    .map(|r| match r {
+                        ReadResult::Data { data, stat } => ReadResult::Data {
+                            data: data.clone(),
+                            stat: self.stat(stat),
+                        },
+                        ReadResult::Children { children } => {
+                            let mut children = children.clone();
+                            children.sort();
+                            ReadResult::Children { children }
+                        }
+                        ReadResult::Error(e) => ReadResult::Error(self.error(e)),
+                    })
+                    .collect(),
+            ),
             Outcome::MultiFailed { error, index, results } => Outcome::MultiFailed {
                 error: self.error(error),
                 index: *index,

@@ -12,7 +12,7 @@ use std::fmt;
 use proptest::prelude::*;
 use proptest::sample::select;
 use serde::{Deserialize, Serialize};
-use zkdst_recipes::zk::CreateMode;
+use zkdst_recipes::zk::{CreateMode, ReadOp};
 
 /// A version argument, resolved when the step runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,6 +126,11 @@ pub enum Step {
         client: usize,
         ops: Vec<MultiStep>,
     },
+    /// multiRead of getData / getChildren on relative paths.
+    MultiRead {
+        client: usize,
+        ops: Vec<ReadOp>,
+    },
     Sync {
         client: usize,
         path: String,
@@ -170,6 +175,7 @@ impl Step {
             | Step::GetData { client, .. }
             | Step::GetChildren { client, .. }
             | Step::Multi { client, .. }
+            | Step::MultiRead { client, .. }
             | Step::Sync { client, .. }
             | Step::AddWatch { client, .. }
             | Step::Close { client }
@@ -189,6 +195,7 @@ impl Step {
             | Step::GetData { client, .. }
             | Step::GetChildren { client, .. }
             | Step::Multi { client, .. }
+            | Step::MultiRead { client, .. }
             | Step::Sync { client, .. }
             | Step::AddWatch { client, .. }
             | Step::Close { client }
@@ -211,7 +218,7 @@ impl Step {
     pub fn is_read(&self) -> bool {
         matches!(
             self,
-            Step::Exists { .. } | Step::GetData { .. } | Step::GetChildren { .. }
+            Step::Exists { .. } | Step::GetData { .. } | Step::GetChildren { .. } | Step::MultiRead { .. }
         )
     }
 }
@@ -237,6 +244,7 @@ impl fmt::Display for Step {
             Step::GetData { client, path, watch } => write!(f, "c{client} get_data /{path}{}", w(watch)),
             Step::GetChildren { client, path, watch } => write!(f, "c{client} get_children /{path}{}", w(watch)),
             Step::Multi { client, ops } => write!(f, "c{client} multi {ops:?}"),
+            Step::MultiRead { client, ops } => write!(f, "c{client} multi_read {ops:?}"),
             Step::Sync { client, path } => write!(f, "c{client} sync /{path}"),
             Step::AddWatch {
                 client,
@@ -475,6 +483,24 @@ pub fn step(config: &GenConfig) -> BoxedStrategy<Step> {
                 .boxed(),
         ),
         (
+            3,
+            (
+                c.clone(),
+                proptest::collection::vec(
+                    (any::<bool>(), node_path()).prop_map(|(data, path)| {
+                        if data {
+                            ReadOp::GetData { path }
+                        } else {
+                            ReadOp::GetChildren { path }
+                        }
+                    }),
+                    1..4,
+                ),
+            )
+                .prop_map(|(client, ops)| Step::MultiRead { client, ops })
+                .boxed(),
+        ),
+        (
             6,
             (c.clone(), multi_ops(ttl))
                 .prop_map(|(client, ops)| Step::Multi { client, ops })
@@ -706,6 +732,7 @@ mod tests {
             "get_data",
             "get_children",
             "multi3+",
+            "multi_read",
             "sync",
             "close",
             "add_watch",

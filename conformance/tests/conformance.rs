@@ -764,6 +764,7 @@ fn outcome_kind(o: &Outcome) -> String {
         Outcome::Children { .. } => "Children".into(),
         Outcome::SetData(_) => "SetData".into(),
         Outcome::Multi(_) => "Multi".into(),
+        Outcome::Reads(_) => "Reads".into(),
         Outcome::Synced => "Synced".into(),
         Outcome::WatchAdded => "WatchAdded".into(),
         Outcome::Closed => "Closed".into(),

@@ -2,7 +2,7 @@
 //! server ↔ server messages. They travel as typed values (see `net`).
 
 use zkdst_recipes::zk::{
-    AddWatchMode, CreateMode, EventType, MultiError, Op, OpResult, SessionId, Stat, ZkError, Zxid,
+    AddWatchMode, CreateMode, EventType, MultiError, Op, OpResult, ReadOp, ReadResult, SessionId, Stat, ZkError, Zxid,
 };
 
 use crate::disk::{LogTxn, SnapImage};
@@ -38,6 +38,8 @@ pub enum Request {
         version: i32,
     },
     Multi(Vec<Op>),
+    /// ZooKeeper's multiRead: reads served together from the server's tree.
+    MultiRead(Vec<ReadOp>),
     Exists {
         path: String,
         watch: bool,
@@ -86,6 +88,7 @@ impl Request {
         match self {
             Request::Create { path, data, .. } | Request::SetData { path, data, .. } => 28 + path.len() + data.len(),
             Request::Multi(ops) => 16 + ops_len(ops),
+            Request::MultiRead(ops) => 16 + ops.iter().map(|o| 16 + o.path().len()).sum::<usize>(),
             Request::Delete { path, .. }
             | Request::Exists { path, .. }
             | Request::GetData { path, .. }
@@ -105,6 +108,7 @@ pub enum Response {
     SetData { stat: Stat },
     Multi(Vec<OpResult>),
     MultiFailed(MultiError),
+    MultiRead(Vec<ReadResult>),
     Exists(Option<Stat>),
     GetData { data: Vec<u8>, stat: Stat },
     GetChildren { children: Vec<String>, stat: Stat },

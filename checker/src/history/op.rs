@@ -50,6 +50,11 @@ pub enum Op {
     Multi {
         ops: Vec<Op>,
     },
+    /// ZooKeeper's multiRead: `get_data` / `get_children` ops (no watches),
+    /// each answered on its own.
+    MultiRead {
+        ops: Vec<Op>,
+    },
     AddWatch {
         path: String,
         recursive: bool,
@@ -207,6 +212,7 @@ impl Op {
                 | Op::GetChildren { .. }
                 | Op::Sync { .. }
                 | Op::Multi { .. }
+                | Op::MultiRead { .. }
                 | Op::AddWatch { .. }
                 | Op::CloseSession
         )
@@ -289,6 +295,15 @@ pub enum Value {
     },
     Multi {
         results: Vec<MultiOpResult>,
+    },
+    /// A multiRead's results, one per op: `Data`, `ChildNames` or `Error`.
+    Reads {
+        results: Vec<Value>,
+    },
+    /// A multiRead's getChildren result: names only (ZooKeeper's
+    /// GetChildrenResult has no Stat), sorted.
+    ChildNames {
+        children: Vec<String>,
     },
     Int {
         value: i64,

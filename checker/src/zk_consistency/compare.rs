@@ -86,19 +86,72 @@ pub fn expected_read(tree: &DataTree, op: &Op) -> Option<Value> {
             },
             None => no_node(),
         },
+        // Each read on its own against the same state; `Unit` for a read
+        // the model does not track. getChildren's result has no Stat here.
+        Op::MultiRead { ops } => Value::Reads {
+            results: ops
+                .iter()
+                .map(|op| match expected_read(tree, op) {
+                    Some(Value::Children { children, .. }) => Value::ChildNames { children },
+                    Some(v) => v,
+                    None => Value::Unit,
+                })
+                .collect(),
+        },
         _ => return None,
     })
+}
+
+/// The path a single read is on ("" for others).
+fn read_path(op: &Op) -> &str {
+    match op {
+        Op::GetData { path, .. } | Op::Exists { path, .. } | Op::GetChildren { path, .. } => path,
+        _ => "",
+    }
+}
+
+/// The highest zxid a read's reply reflects (0 when it shows none).
+pub fn seen_zxid(v: &Value) -> i64 {
+    match v {
+        Value::Data { stat, .. } | Value::Children { stat, .. } | Value::Stat { stat: Some(stat) } => {
+            stat.mzxid.max(stat.czxid).max(stat.pzxid)
+        }
+        Value::Reads { results } => results.iter().map(seen_zxid).max().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 fn reserved(path: &str) -> bool {
     path == "/zookeeper" || path.starts_with("/zookeeper/")
 }
 
-/// `None` if a recorded read agrees with the expected value. The root's
-/// child counts are not compared (servers create `/zookeeper` there), nor
-/// the order of children (unspecified in ZooKeeper).
-pub fn read_differs(path: &str, recorded: &Value, expected: &Value) -> Option<String> {
-    let root = path == "/";
+/// `None` if a recorded read of `op` agrees with the expected value. The
+/// root's child counts are not compared (servers create `/zookeeper` there),
+/// nor the order of children (unspecified in ZooKeeper).
+pub fn read_differs(op: &Op, recorded: &Value, expected: &Value) -> Option<String> {
+    if let (Op::MultiRead { ops }, Value::Reads { results: rr }, Value::Reads { results: er }) =
+        (op, recorded, expected)
+    {
+        if rr.len() != er.len() {
+            return Some(format!("it returned {} results for {} reads", rr.len(), er.len()));
+        }
+        return ops
+            .iter()
+            .zip(rr.iter().zip(er))
+            .enumerate()
+            .find_map(|(i, (op, (r, e)))| {
+                if *e == Value::Unit {
+                    return None;
+                }
+                read_differs(op, r, e).map(|why| format!("read {i} ({}): {why}", short_op(op)))
+            });
+    }
+    let root = read_path(op) == "/";
+    let names = |c: &[String]| {
+        let mut c: Vec<String> = c.iter().filter(|c| !(root && *c == "zookeeper")).cloned().collect();
+        c.sort();
+        c
+    };
     let stat_ok = |r: &StatRecord, e: &StatRecord| root || stat_eq(r, e, true);
     let same = match (recorded, expected) {
         (Value::Error { code: rc, .. }, _) if !code::modelled(rc) => true,
@@ -106,11 +159,9 @@ pub fn read_differs(path: &str, recorded: &Value, expected: &Value) -> Option<St
         (Value::Stat { stat: Some(rs) }, Value::Stat { stat: Some(es) }) => stat_ok(rs, es),
         (Value::Stat { stat: None }, Value::Stat { stat: None }) => true,
         (Value::Children { children: rc, stat: rs }, Value::Children { children: ec, stat: es }) => {
-            let mut rc: Vec<&String> = rc.iter().filter(|c| !(root && *c == "zookeeper")).collect();
-            rc.sort();
-            let ec: Vec<&String> = ec.iter().collect();
-            rc == ec && stat_ok(rs, es)
+            names(rc) == names(ec) && stat_ok(rs, es)
         }
+        (Value::ChildNames { children: rc }, Value::ChildNames { children: ec }) => names(rc) == names(ec),
         (r, e) => r == e,
     };
     if same {
@@ -144,6 +195,12 @@ pub fn short_value(v: &Value) -> String {
             format!("children [{}]", c.join(", "))
         }
         Value::Multi { results } => format!("multi ok ({} results)", results.len()),
+        Value::Reads { results } => format!("[{}]", results.iter().map(short_value).collect::<Vec<_>>().join("; ")),
+        Value::ChildNames { children } => {
+            let mut c = children.clone();
+            c.sort();
+            format!("children [{}]", c.join(", "))
+        }
         Value::Unit => "ok".into(),
         other => format!("{other:?}"),
     }
@@ -161,6 +218,7 @@ pub fn short_op(op: &Op) -> String {
         Op::GetChildren { path, .. } => format!("getChildren {path}"),
         Op::Sync { path } => format!("sync {path}"),
         Op::Multi { ops } => format!("multi[{}]", ops.iter().map(short_op).collect::<Vec<_>>().join("; ")),
+        Op::MultiRead { ops } => format!("multiRead[{}]", ops.iter().map(short_op).collect::<Vec<_>>().join("; ")),
         other => format!("{other:?}"),
     }
 }
@@ -182,6 +240,7 @@ pub fn describe(o: &Operation) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::Data;
 
     #[test]
     fn unrecorded_stats_and_unmodelled_errors_are_not_compared() {
@@ -231,6 +290,67 @@ mod tests {
     }
 
     #[test]
+    fn multi_read_results_are_compared_read_by_read() {
+        let mut tree = DataTree::default();
+        let create = Op::Create {
+            path: "/a".into(),
+            data: Data(b"v".to_vec()),
+            mode: crate::history::CreateModeRecord::Persistent,
+        };
+        tree.apply_op(&create, 1, 5).expect("create applies");
+        let op = Op::MultiRead {
+            ops: vec![
+                Op::GetData {
+                    path: "/a".into(),
+                    watch: false,
+                },
+                Op::GetChildren {
+                    path: "/".into(),
+                    watch: false,
+                },
+                Op::GetData {
+                    path: "/zookeeper".into(),
+                    watch: false,
+                },
+                Op::GetData {
+                    path: "/b".into(),
+                    watch: false,
+                },
+            ],
+        };
+        let expected = expected_read(&tree, &op).expect("a read");
+        let Value::Reads { results } = &expected else {
+            panic!("{expected:?}")
+        };
+        let data = results[0].clone();
+        let recorded = |first: Value, missing: &str| Value::Reads {
+            results: vec![
+                first,
+                Value::ChildNames {
+                    children: vec!["zookeeper".into(), "a".into()],
+                },
+                Value::Data {
+                    data: Data(Vec::new()),
+                    stat: StatRecord::default(),
+                },
+                Value::Error {
+                    code: missing.into(),
+                    results: vec![],
+                },
+            ],
+        };
+        assert_eq!(read_differs(&op, &recorded(data.clone(), "NoNode"), &expected), None);
+        let stale = Value::Error {
+            code: "NoNode".into(),
+            results: vec![],
+        };
+        let why = read_differs(&op, &recorded(stale, "NoNode"), &expected).expect("a stale read differs");
+        assert!(why.starts_with("read 0 (getData /a)"), "{why}");
+        assert!(read_differs(&op, &recorded(data, "NodeExists"), &expected).is_some());
+        assert_eq!(seen_zxid(&expected), 5);
+    }
+
+    #[test]
     fn children_order_is_ignored_and_root_zookeeper_filtered() {
         let e = Value::Children {
             children: vec!["a".into(), "b".into()],
@@ -243,7 +363,11 @@ mod tests {
                 ..Default::default()
             },
         };
-        assert!(read_differs("/", &r, &e).is_none());
-        assert!(read_differs("/x", &r, &e).is_some());
+        let get = |path: &str| Op::GetChildren {
+            path: path.into(),
+            watch: false,
+        };
+        assert!(read_differs(&get("/"), &r, &e).is_none());
+        assert!(read_differs(&get("/x"), &r, &e).is_some());
     }
 }

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::history::{Event, History, Op, OpId, Operation, Outcome, SessionId, Time, TxnRecord, Value, Zxid};
 use crate::properties::{CheckResult, Violation};
 
-use super::compare::{describe, expected_read, read_differs, write_reply_differs};
+use super::compare::{describe, expected_read, read_differs, seen_zxid, write_reply_differs};
 use super::tree::{same_txn, DataTree};
 
 /// One committed txn, deduplicated over servers.
@@ -79,7 +79,10 @@ pub fn is_write(op: &Op) -> bool {
 }
 
 pub fn is_read(op: &Op) -> bool {
-    matches!(op, Op::GetData { .. } | Op::Exists { .. } | Op::GetChildren { .. })
+    matches!(
+        op,
+        Op::GetData { .. } | Op::Exists { .. } | Op::GetChildren { .. } | Op::MultiRead { .. }
+    )
 }
 
 fn ok_value(o: &Operation) -> Option<&Value> {
@@ -137,17 +140,8 @@ impl Sweep<'_> {
             return;
         };
         self.out.checked_reads += 1;
-        let path = match &o.op {
-            Op::GetData { path, .. } | Op::Exists { path, .. } | Op::GetChildren { path, .. } => path.as_str(),
-            _ => "",
-        };
-        if let Some(why) = read_differs(path, reply, &expected) {
-            let seen = match reply {
-                Value::Data { stat, .. } | Value::Children { stat, .. } | Value::Stat { stat: Some(stat) } => {
-                    stat.mzxid.max(stat.czxid).max(stat.pzxid)
-                }
-                _ => 0,
-            };
+        if let Some(why) = read_differs(&o.op, reply, &expected) {
+            let seen = seen_zxid(reply);
             let (kind, extra) = if seen > zxid {
                 (
                     "read-from-future",

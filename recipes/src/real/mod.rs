@@ -38,8 +38,8 @@ use tokio::runtime::Handle;
 use zookeeper_client as zkc;
 
 use crate::zk::{
-    validate_path, AddWatchMode, CreateMode, MultiError, OneshotWatch, Op, OpResult, PersistentWatch, SessionId,
-    SessionState, Stat, StateWatch, ZkClient, ZkError, ZkResult,
+    validate_path, AddWatchMode, CreateMode, MultiError, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp,
+    ReadResult, SessionId, SessionState, Stat, StateWatch, ZkClient, ZkError, ZkResult,
 };
 use watch::StateFanout;
 
@@ -304,6 +304,37 @@ impl ZkClient for RealClient {
                 Err(failed_multi(ops.len(), index, convert::error(source)))
             }
         }
+    }
+
+    async fn multi_read(&self, ops: Vec<ReadOp>) -> ZkResult<Vec<ReadResult>> {
+        for op in &ops {
+            check_path(op.path(), false)?;
+        }
+        let client = self.handle()?;
+        let mut reader = client.new_multi_reader();
+        for op in &ops {
+            match op {
+                ReadOp::GetData { path } => reader.add_get_data(path),
+                ReadOp::GetChildren { path } => reader.add_get_children(path),
+            }
+            .map_err(convert::error)?;
+        }
+        let results = reader.commit().await.map_err(convert::error)?;
+        Ok(results
+            .into_iter()
+            .map(|r| match r {
+                zkc::MultiReadResult::Data { data, stat } => ReadResult::Data {
+                    data,
+                    stat: convert::stat(&stat),
+                },
+                zkc::MultiReadResult::Children { children } => ReadResult::Children { children },
+                zkc::MultiReadResult::Error { err } => ReadResult::Error(convert::error(err)),
+                other => {
+                    tracing::warn!(result = ?other, "unknown multiRead result");
+                    ReadResult::Error(ZkError::SystemError)
+                }
+            })
+            .collect())
     }
 
     async fn sync(&self, path: &str) -> ZkResult<()> {

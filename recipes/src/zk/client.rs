@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::error::ZkResult;
 use super::event::SessionState;
-use super::types::{AddWatchMode, CreateMode, MultiError, Op, OpResult, SessionId, Stat};
+use super::types::{AddWatchMode, CreateMode, MultiError, Op, OpResult, ReadOp, ReadResult, SessionId, Stat};
 use super::watch::{OneshotWatch, PersistentWatch, StateWatch};
 
 /// A ZooKeeper session handle.
@@ -75,6 +75,12 @@ pub trait ZkClient: Clone + Send + Sync + 'static {
 
     /// Applies all ops atomically at one zxid, or none of them.
     fn multi(&self, ops: Vec<Op>) -> impl Future<Output = Result<Vec<OpResult>, MultiError>> + Send;
+
+    /// Runs the reads one after another at one point of the server's applied
+    /// state (ZooKeeper's multiRead); each read succeeds or fails on its own.
+    /// The call as a whole fails only as any request does (ConnectionLoss,
+    /// SessionExpired, a bad path). No watches are set.
+    fn multi_read(&self, ops: Vec<ReadOp>) -> impl Future<Output = ZkResult<Vec<ReadResult>>> + Send;
 
     /// Makes the connected server catch up with the leader: reads issued after
     /// `sync` returns see every write completed before it was called.

@@ -12,7 +12,9 @@ pub use client::ZkClient;
 pub use error::{ZkError, ZkResult};
 pub use event::{EventType, SessionState, WatchedEvent};
 pub use path::{validate_path, PathError, PathProblem};
-pub use types::{AddWatchMode, CreateMode, MultiError, Op, OpResult, SessionId, Stat, Zxid, ANY_VERSION};
+pub use types::{
+    AddWatchMode, CreateMode, MultiError, Op, OpResult, ReadOp, ReadResult, SessionId, Stat, Zxid, ANY_VERSION,
+};
 pub use watch::{
     OneshotWatch, OneshotWatchSender, PersistentWatch, PersistentWatchSender, StateWatch, StateWatchSender,
 };

@@ -138,6 +138,37 @@ impl Op {
     }
 }
 
+/// One read of a `multi_read` (ZooKeeper 3.6+'s multiRead): getData or
+/// getChildren, without watches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReadOp {
+    GetData { path: String },
+    GetChildren { path: String },
+}
+
+impl ReadOp {
+    pub fn path(&self) -> &str {
+        match self {
+            ReadOp::GetData { path } | ReadOp::GetChildren { path } => path,
+        }
+    }
+}
+
+/// The result of one read of a `multi_read`. The reads are not atomic as a
+/// whole: each one succeeds or fails on its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReadResult {
+    Data {
+        data: Vec<u8>,
+        stat: Stat,
+    },
+    /// ZooKeeper's GetChildrenResult carries no Stat.
+    Children {
+        children: Vec<String>,
+    },
+    Error(ZkError),
+}
+
 /// The result of one operation of a `multi`, as ZooKeeper reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum OpResult {

@@ -442,6 +442,6 @@ fn request_path(request: &Request) -> &str {
         | Request::GetChildren { path, .. }
         | Request::Sync { path }
         | Request::AddWatch { path, .. } => path,
-        Request::Multi(_) | Request::CloseSession => "",
+        Request::Multi(_) | Request::MultiRead(_) | Request::CloseSession => "",
     }
 }

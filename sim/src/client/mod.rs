@@ -14,7 +14,7 @@ use futures::channel::{mpsc, oneshot};
 use zkdst_checker::history::{ClientId, Outcome};
 use zkdst_recipes::zk::{
     validate_path, AddWatchMode, CreateMode, EventType, MultiError, OneshotWatch, Op, OpResult, PersistentWatch,
-    SessionId, SessionState, Stat, StateWatch, StateWatchSender, ZkClient, ZkError, ZkResult, Zxid,
+    ReadOp, ReadResult, SessionId, SessionState, Stat, StateWatch, StateWatchSender, ZkClient, ZkError, ZkResult, Zxid,
 };
 
 use crate::proto::{Request, Response};
@@ -461,6 +461,26 @@ impl ZkClient for SimClient {
             (Response::Multi(results), _) => Ok(results),
             (Response::MultiFailed(e), _) => Err(e),
             (r, _) => Err(MultiError::whole(unexpected(r))),
+        }
+    }
+
+    async fn multi_read(&self, ops: Vec<ReadOp>) -> ZkResult<Vec<ReadResult>> {
+        let request = Request::MultiRead(ops.clone());
+        for op in &ops {
+            if let Err(e) = Self::check(op.path(), false) {
+                return self.reject(request, e);
+            }
+        }
+        if ops.is_empty() {
+            // Answered locally, as zookeeper-client does.
+            if self.shared.lock().closed {
+                return Err(ZkError::Closed);
+            }
+            return Ok(Vec::new());
+        }
+        match self.call(request, None).await? {
+            (Response::MultiRead(results), _) => Ok(results),
+            (r, _) => Err(unexpected(r)),
         }
     }
 

@@ -1,7 +1,7 @@
 //! How client calls appear in the history.
 
 use zkdst_checker::history::{CreateModeRecord, Data, MultiOpResult, Op as HOp, Outcome, StatRecord, Value};
-use zkdst_recipes::zk::{CreateMode, Op, OpResult, Stat, ZkError, Zxid};
+use zkdst_recipes::zk::{CreateMode, Op, OpResult, ReadOp, ReadResult, Stat, ZkError, Zxid};
 
 use crate::proto::{Request, Response};
 
@@ -75,6 +75,21 @@ pub fn op_of(r: &Request) -> HOp {
         Request::Multi(ops) => HOp::Multi {
             ops: ops.iter().map(multi_op).collect(),
         },
+        Request::MultiRead(ops) => HOp::MultiRead {
+            ops: ops
+                .iter()
+                .map(|o| match o {
+                    ReadOp::GetData { path } => HOp::GetData {
+                        path: path.clone(),
+                        watch: false,
+                    },
+                    ReadOp::GetChildren { path } => HOp::GetChildren {
+                        path: path.clone(),
+                        watch: false,
+                    },
+                })
+                .collect(),
+        },
         Request::Exists { path, watch } => HOp::Exists {
             path: path.clone(),
             watch: *watch,
@@ -112,6 +127,24 @@ fn multi_result(r: &OpResult) -> MultiOpResult {
     }
 }
 
+fn read_result(r: &ReadResult) -> Value {
+    match r {
+        ReadResult::Data { data, stat } => Value::Data {
+            data: Data(data.clone()),
+            stat: stat_record(stat),
+        },
+        ReadResult::Children { children } => {
+            let mut children = children.clone();
+            children.sort();
+            Value::ChildNames { children }
+        }
+        ReadResult::Error(e) => Value::Error {
+            code: e.name().into(),
+            results: Vec::new(),
+        },
+    }
+}
+
 /// The outcome of a call and the reply zxid. ConnectionLoss is unknown
 /// (Info); a session already gone on the client is a definite failure; a
 /// server's error reply is an Ok whose value is the error.
@@ -135,6 +168,9 @@ pub fn outcome_of(r: &Result<(Response, Zxid), ZkError>) -> (Outcome, Option<Zxi
                 Response::MultiFailed(m) => Value::Error {
                     code: m.error.name().into(),
                     results: m.results.iter().map(multi_result).collect(),
+                },
+                Response::MultiRead(results) => Value::Reads {
+                    results: results.iter().map(read_result).collect(),
                 },
                 Response::Exists(s) => Value::Stat {
                     stat: s.as_ref().map(stat_record),

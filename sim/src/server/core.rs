@@ -10,7 +10,7 @@ use std::sync::Arc;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use zkdst_recipes::zk::{validate_path, SessionId, ZkError, Zxid};
+use zkdst_recipes::zk::{validate_path, ReadOp, ReadResult, SessionId, ZkError, Zxid};
 
 use super::conn::{Conn, ConnId, ConnState, Pending, Stage};
 use crate::disk::{LogTxn, SnapImage, Synced};

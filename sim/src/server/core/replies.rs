@@ -113,6 +113,32 @@ impl ServerCore {
     }
 
     pub(super) fn read(&mut self, session: SessionId, req: &Request) -> Response {
+        if let Request::MultiRead(ops) = req {
+            // One after another at this point of the applied state; each
+            // read fails on its own (FinalRequestProcessor's multiRead).
+            let results = ops
+                .iter()
+                .map(|op| {
+                    let one = match op {
+                        ReadOp::GetData { path } => Request::GetData {
+                            path: path.clone(),
+                            watch: false,
+                        },
+                        ReadOp::GetChildren { path } => Request::GetChildren {
+                            path: path.clone(),
+                            watch: false,
+                        },
+                    };
+                    match self.read(session, &one) {
+                        Response::GetData { data, stat } => ReadResult::Data { data, stat },
+                        Response::GetChildren { children, .. } => ReadResult::Children { children },
+                        Response::Error(e) => ReadResult::Error(e),
+                        _ => ReadResult::Error(ZkError::SystemError),
+                    }
+                })
+                .collect();
+            return Response::MultiRead(results);
+        }
         let path = match req {
             Request::Exists { path, .. }
             | Request::GetData { path, .. }
