@@ -102,6 +102,9 @@ fn is_forbidden(c: char) -> bool {
         || (0x7f..=0x9f).contains(&u)
         || (0xd800..=0xf8ff).contains(&u)
         || (0xfff0..=0xffff).contains(&u)
+        // Outside the BMP: Java checks UTF-16 units, and such a character is
+        // a surrogate pair (0xD800–0xDFFF), so ZooKeeper refuses it.
+        || u > 0xffff
 }
 
 /// The parent of a valid non-root path (`/a/b` → `/a`, `/a` → `/`).
@@ -168,7 +171,7 @@ mod tests {
 
     #[test]
     fn accepts_what_zookeeper_accepts() {
-        for p in ["/", "/a", "/a.b", "/...", "/a/.b", "/a/b/c", "/zookeeper/x", "/é"] {
+        for p in ["/", "/a", "/a.b", "/...", "/a/.b", "/a/b/c", "/zookeeper/x", "/é", "/\u{fb00}"] {
             assert_eq!(validate_path(p, false), Ok(()), "{p}");
         }
         assert_eq!(validate_path("/p/", true), Ok(()));
@@ -191,6 +194,9 @@ mod tests {
             "/a\u{1}",
             "/\u{7f}",
             "/\u{fff0}",
+            // A surrogate pair in Java's UTF-16.
+            "/\u{1f600}",
+            "/a\u{10000}b",
         ];
         for p in bad {
             assert!(validate_path(p, false).is_err(), "{p:?} should be rejected");
