@@ -18,6 +18,8 @@ struct Tracked {
     timeout_ms: u64,
     expires_at_ms: u64,
     closing: bool,
+    /// Force-expired: expires at the next tick whatever it hears meanwhile.
+    forced: bool,
     /// The server the session's connection is on: requests forwarded by
     /// any other server are stale (SessionMoved).
     owner: u32,
@@ -53,6 +55,7 @@ impl SessionTracker {
                 timeout_ms,
                 expires_at_ms,
                 closing: false,
+                forced: false,
                 owner,
             },
         );
@@ -75,8 +78,10 @@ impl SessionTracker {
         let tick = self.tick_ms;
         match self.sessions.get_mut(&session) {
             Some(t) if !t.closing => {
-                let d = ((now_ms + t.timeout_ms) / tick + 1) * tick;
-                t.expires_at_ms = t.expires_at_ms.max(d);
+                if !t.forced {
+                    let d = ((now_ms + t.timeout_ms) / tick + 1) * tick;
+                    t.expires_at_ms = t.expires_at_ms.max(d);
+                }
                 true
             }
             _ => false,
@@ -95,6 +100,7 @@ impl SessionTracker {
         match self.sessions.get_mut(&session) {
             Some(t) if !t.closing => {
                 t.expires_at_ms = 0;
+                t.forced = true;
                 true
             }
             _ => false,
@@ -157,6 +163,15 @@ mod tests {
         assert_eq!(t.expire(8000), vec![1]);
         assert!(!t.touch(1, 8000), "a closing session cannot be revived");
         assert!(t.expire(9000).is_empty(), "expired once");
+    }
+
+    #[test]
+    fn a_forced_expiry_is_not_undone_by_a_ping() {
+        let mut t = SessionTracker::new(500);
+        t.add(3, 4000, 0, 1);
+        assert!(t.expire_now(3));
+        assert!(t.touch(3, 100), "still live until the leader's next tick");
+        assert_eq!(t.expire(500), vec![3]);
     }
 
     #[test]

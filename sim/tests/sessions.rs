@@ -18,8 +18,12 @@ fn cfg() -> EnsembleConfig {
     }
 }
 
-async fn session_survives_failover(seed: u64) {
-    let mut c = Cluster::start(cfg(), Recorder::new(), seed);
+fn ensemble(servers: u32) -> EnsembleConfig {
+    EnsembleConfig { servers, ..cfg() }
+}
+
+async fn session_survives_failover(seed: u64, servers: u32) {
+    let mut c = Cluster::start(ensemble(servers), Recorder::new(), seed);
     let leader = c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
     let h = c.spawn_client(1, 6000, |zk| async move {
         assert!(zk.wait_connected(Duration::from_secs(10)).await);
@@ -52,16 +56,16 @@ async fn session_survives_failover(seed: u64) {
 
 #[test]
 fn a_session_survives_leader_failover() {
-    for seed in 0..20 {
+    for (servers, seed) in (0..20).map(|s| (3, s)).chain((100..110).map(|s| (5, s))) {
         run_seed(seed, Some(Duration::from_secs(600)), move || {
-            session_survives_failover(seed)
+            session_survives_failover(seed, servers)
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("{servers} servers: {e}"));
     }
 }
 
-async fn expiry_deletes_ephemerals(seed: u64) {
-    let mut c = Cluster::start(cfg(), Recorder::new(), seed);
+async fn expiry_deletes_ephemerals(seed: u64, servers: u32) {
+    let mut c = Cluster::start(ensemble(servers), Recorder::new(), seed);
     c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
     let a = c.spawn_client(1, 4000, |zk| async move {
         assert!(zk.wait_connected(Duration::from_secs(10)).await);
@@ -107,11 +111,11 @@ async fn expiry_deletes_ephemerals(seed: u64) {
 
 #[test]
 fn an_expired_session_loses_its_ephemerals() {
-    for seed in 0..20 {
+    for (servers, seed) in (0..20).map(|s| (3, s)).chain((100..110).map(|s| (5, s))) {
         run_seed(seed, Some(Duration::from_secs(600)), move || {
-            expiry_deletes_ephemerals(seed)
+            expiry_deletes_ephemerals(seed, servers)
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("{servers} servers: {e}"));
     }
 }
 

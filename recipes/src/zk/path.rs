@@ -171,7 +171,17 @@ mod tests {
 
     #[test]
     fn accepts_what_zookeeper_accepts() {
-        for p in ["/", "/a", "/a.b", "/...", "/a/.b", "/a/b/c", "/zookeeper/x", "/é", "/\u{fb00}"] {
+        for p in [
+            "/",
+            "/a",
+            "/a.b",
+            "/...",
+            "/a/.b",
+            "/a/b/c",
+            "/zookeeper/x",
+            "/é",
+            "/\u{fb00}",
+        ] {
             assert_eq!(validate_path(p, false), Ok(()), "{p}");
         }
         assert_eq!(validate_path("/p/", true), Ok(()));
