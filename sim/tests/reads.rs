@@ -1,9 +1,10 @@
 //! Reads as ZooKeeper serves them: multiRead answers each read on its own;
-//! a follower behind the leader serves its own (stale) state until `sync`.
+//! a follower behind the leader serves its own (stale) state until `sync`;
+//! a follower that loses its leader stops serving and drops its clients.
 
 use std::time::Duration;
 
-use zkdst_recipes::zk::{CreateMode, ReadOp, ReadResult, ZkClient, ZkError, ANY_VERSION};
+use zkdst_recipes::zk::{CreateMode, ReadOp, ReadResult, SessionState, ZkClient, ZkError, ANY_VERSION};
 use zkdst_sim::client::{ClientConfig, SimClient};
 use zkdst_sim::cluster::{Cluster, EnsembleConfig, NodeRef};
 use zkdst_sim::recorder::Recorder;
@@ -143,4 +144,64 @@ async fn stale_reads(seed: u64) {
 #[test]
 fn a_lagging_follower_serves_stale_reads_until_sync() {
     run("stale_reads", |s| Box::pin(stale_reads(s)));
+}
+
+async fn leaderless_follower(seed: u64) {
+    let mut c = Cluster::start(cfg(), Recorder::new(), seed);
+    let leader = c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+    let follower = c.server_ids().into_iter().find(|s| *s != leader).unwrap();
+    let zk = client_on(&mut c, 1, vec![follower]).await;
+    let z = zk.clone();
+    c.client_node(1)
+        .spawn(async move {
+            assert!(z.wait_connected(Duration::from_secs(10)).await);
+            z.create("/x", b"", CreateMode::Persistent).await.unwrap();
+        })
+        .await
+        .unwrap();
+    // Cut the follower off from the other servers, not from its client.
+    for s in c.server_ids().into_iter().filter(|s| *s != follower) {
+        c.cut(NodeRef::Server(follower), NodeRef::Server(s));
+        c.cut(NodeRef::Server(s), NodeRef::Server(follower));
+    }
+    let z = zk.clone();
+    c.client_node(1)
+        .spawn(async move {
+            let mut w = z.state_watch();
+            // syncLimit (10 ticks = 5 s) plus the client's read timeout.
+            let dropped = madsim::time::timeout(Duration::from_secs(15), async {
+                while z.state() == SessionState::SyncConnected {
+                    w.changed().await;
+                }
+            })
+            .await;
+            assert!(
+                dropped.is_ok(),
+                "seed {seed}: a follower without a leader kept its client"
+            );
+            assert_eq!(z.state(), SessionState::Disconnected, "seed {seed}");
+            // It does not take the client back while it has no leader.
+            madsim::time::sleep(Duration::from_secs(3)).await;
+            assert_eq!(z.state(), SessionState::Disconnected, "seed {seed}");
+        })
+        .await
+        .unwrap();
+    c.heal_all();
+    let z = zk.clone();
+    c.client_node(1)
+        .spawn(async move {
+            assert!(
+                z.wait_connected(Duration::from_secs(30)).await,
+                "seed {seed}: no reconnect"
+            );
+            assert!(z.exists("/x").await.unwrap().is_some());
+        })
+        .await
+        .unwrap();
+    c.shutdown();
+}
+
+#[test]
+fn a_follower_without_a_leader_drops_its_clients() {
+    run("leaderless_follower", |s| Box::pin(leaderless_follower(s)));
 }
