@@ -220,3 +220,53 @@ async fn a_forced_expiry_ends_the_session() {
     assert!(gone.is_none(), "the expired session's ephemeral survived");
     c.shutdown();
 }
+
+/// The client hears from its server at least every T/3 (pings) and declares
+/// the connection lost after 2T/3 of silence (ClientCnxn's read timeout).
+async fn silence_detection(seed: u64) -> u64 {
+    let mut c = Cluster::start(cfg(), Recorder::new(), seed);
+    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+    let zk = c
+        .spawn_client(1, 6000, move |zk| async move {
+            assert!(zk.wait_connected(Duration::from_secs(10)).await);
+            // Idle for a while: only pings keep the connection alive. The
+            // seed moves the cut across the ping period.
+            madsim::time::sleep(Duration::from_millis(20_000 + seed * 347 % 2000)).await;
+            assert_eq!(
+                zk.state(),
+                SessionState::SyncConnected,
+                "an idle session lost its connection"
+            );
+            zk
+        })
+        .await
+        .unwrap();
+    let server = zk.server().expect("connected");
+    c.cut_one_way(NodeRef::Server(server), NodeRef::Client(1));
+    let cut = madsim::time::Instant::now();
+    c.client_node(1)
+        .spawn(async move {
+            let mut w = zk.state_watch();
+            while zk.state() == SessionState::SyncConnected {
+                w.changed().await;
+            }
+        })
+        .await
+        .unwrap();
+    let ms = cut.elapsed().as_millis() as u64;
+    c.shutdown();
+    ms
+}
+
+#[test]
+fn silence_of_two_thirds_of_the_timeout_disconnects() {
+    for seed in 0..20 {
+        let ms = run_seed(seed, Some(Duration::from_secs(600)), move || silence_detection(seed))
+            .unwrap_or_else(|e| panic!("{e}"));
+        // Last heard at most T/3 = 2 s before the cut; read timeout 2T/3 = 4 s.
+        assert!(
+            (2000..=4100).contains(&ms),
+            "seed {seed}: disconnected {ms} ms after the server went silent"
+        );
+    }
+}
