@@ -1,11 +1,12 @@
 //! Znode behaviour that only shows in a running ensemble: the leader reaps
 //! a container once its last child is gone (not one that never had a
-//! child), and getChildren's order is unspecified (servers shuffle it).
+//! child); getChildren's order is unspecified (servers shuffle it); a
+//! request over jute.maxbuffer makes the server drop the connection.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use zkdst_recipes::zk::{CreateMode, ZkClient, ANY_VERSION};
+use zkdst_recipes::zk::{CreateMode, ZkClient, ZkError, ANY_VERSION};
 use zkdst_sim::cluster::{Cluster, EnsembleConfig};
 use zkdst_sim::recorder::Recorder;
 use zkdst_sim::runner::run_seed;
@@ -90,5 +91,33 @@ fn get_children_order_is_unspecified() {
     for seed in 0..5 {
         let n = run_seed(seed, None, move || children_orders(seed)).unwrap_or_else(|e| panic!("{e}"));
         assert!(n > 1, "seed {seed}: getChildren always returned the same order");
+    }
+}
+
+#[test]
+fn an_oversized_request_drops_the_connection() {
+    for seed in 0..5 {
+        run_seed(seed, None, move || async move {
+            let mut c = Cluster::start(cfg(), Recorder::new(), seed);
+            c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+            c.spawn_client(1, 10_000, move |zk| async move {
+                assert!(zk.wait_connected(Duration::from_secs(10)).await);
+                let sid = zk.session_id();
+                let big = vec![7u8; 1024 * 1024 + 1];
+                let r = zk.create("/big", &big, CreateMode::Persistent).await;
+                assert_eq!(r, Err(ZkError::ConnectionLoss), "seed {seed}");
+                assert!(zk.wait_connected(Duration::from_secs(10)).await);
+                assert_eq!(zk.session_id(), sid, "the session outlives the dropped connection");
+                assert!(
+                    zk.exists("/big").await.unwrap().is_none(),
+                    "seed {seed}: applied anyway"
+                );
+                zk.create("/small", &big[..1000], CreateMode::Persistent).await.unwrap();
+            })
+            .await
+            .unwrap();
+            c.shutdown();
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
     }
 }
