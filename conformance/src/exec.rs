@@ -141,8 +141,9 @@ pub struct ExecOptions {
     /// every notification of earlier writes reach its client) before the
     /// watches are read for the last time.
     pub settle: Duration,
-    /// `sync` before every read (and before reading a version to resolve
-    /// one): a follower then answers as fresh as the leader.
+    /// `sync` before every read and every `add_watch` (and before reading
+    /// a version to resolve one): a follower then answers, and registers
+    /// watches, as fresh as the leader.
     pub sync_before_reads: bool,
     /// Bound of each wait for a fault's effect (a session state).
     pub fault_wait: Duration,
@@ -241,7 +242,10 @@ where
             });
             continue;
         }
-        if options.sync_before_reads && step.is_read() && !closed[client_index] {
+        // A watch registered on a lagging follower fires for writes it has
+        // not applied yet: sync before adding one too.
+        let registers_watch = matches!(step, Step::AddWatch { .. });
+        if options.sync_before_reads && (step.is_read() || registers_watch) && !closed[client_index] {
             let _ = client.sync(root).await;
         }
         match step {
