@@ -4,6 +4,7 @@
 //! session attached here or the connection closed as expired.
 
 use super::*;
+use zkdst_recipes::zk::Stat;
 
 impl ServerCore {
     pub(super) fn revalidated(&mut self, session: SessionId, conn: ConnId, timeout_ms: i32) {
@@ -114,27 +115,20 @@ impl ServerCore {
 
     pub(super) fn read(&mut self, session: SessionId, req: &Request) -> Response {
         if let Request::MultiRead(ops) = req {
-            // One after another at this point of the applied state; each
-            // read fails on its own (FinalRequestProcessor's multiRead).
+            // One after another at this point of the applied state, without
+            // watches; each read fails on its own (FinalRequestProcessor).
             let results = ops
                 .iter()
                 .map(|op| {
-                    let one = match op {
-                        ReadOp::GetData { path } => Request::GetData {
-                            path: path.clone(),
-                            watch: false,
-                        },
-                        ReadOp::GetChildren { path } => Request::GetChildren {
-                            path: path.clone(),
-                            watch: false,
-                        },
+                    let r = match op {
+                        ReadOp::GetData { path } => checked(path)
+                            .and_then(|_| self.data_of(session, path, false))
+                            .map(|(data, stat)| ReadResult::Data { data, stat }),
+                        ReadOp::GetChildren { path } => checked(path)
+                            .and_then(|_| self.children_of(session, path, false))
+                            .map(|(children, _)| ReadResult::Children { children }),
                     };
-                    match self.read(session, &one) {
-                        Response::GetData { data, stat } => ReadResult::Data { data, stat },
-                        Response::GetChildren { children, .. } => ReadResult::Children { children },
-                        Response::Error(e) => ReadResult::Error(e),
-                        _ => ReadResult::Error(ZkError::SystemError),
-                    }
+                    r.unwrap_or_else(ReadResult::Error)
                 })
                 .collect();
             return Response::MultiRead(results);
@@ -146,49 +140,59 @@ impl ServerCore {
             | Request::AddWatch { path, .. } => path,
             _ => return Response::Error(ZkError::Unimplemented),
         };
-        if validate_path(path, false).is_err() {
-            return Response::Error(ZkError::BadArguments);
+        if let Err(e) = checked(path) {
+            return Response::Error(e);
         }
-        match req {
+        let reply = match req {
             Request::Exists { watch, .. } => {
                 if *watch {
-                    Response::Exists(self.watches.exists_watch(&self.tree, path, session))
+                    Ok(Response::Exists(self.watches.exists_watch(&self.tree, path, session)))
                 } else {
-                    Response::Exists(self.tree.stat(path))
+                    Ok(Response::Exists(self.tree.stat(path)))
                 }
             }
-            Request::GetData { watch, .. } => {
-                let r = if *watch {
-                    self.watches.get_data_watch(&self.tree, path, session)
-                } else {
-                    self.tree.get_data(path)
-                };
-                match r {
-                    Some((data, stat)) => Response::GetData { data, stat },
-                    None => Response::Error(ZkError::NoNode),
-                }
-            }
-            Request::GetChildren { watch, .. } => {
-                let r = if *watch {
-                    self.watches.get_children_watch(&self.tree, path, session)
-                } else {
-                    self.tree.get_children(path)
-                };
-                match r {
-                    Some((mut children, stat)) => {
-                        if self.cfg.shuffle_children {
-                            children.shuffle(&mut self.rng);
-                        }
-                        Response::GetChildren { children, stat }
-                    }
-                    None => Response::Error(ZkError::NoNode),
-                }
-            }
+            Request::GetData { watch, .. } => self
+                .data_of(session, path, *watch)
+                .map(|(data, stat)| Response::GetData { data, stat }),
+            Request::GetChildren { watch, .. } => self
+                .children_of(session, path, *watch)
+                .map(|(children, stat)| Response::GetChildren { children, stat }),
             Request::AddWatch { mode, .. } => {
                 self.watches.add_persistent(path, session, *mode);
-                Response::AddWatch
+                Ok(Response::AddWatch)
             }
-            _ => Response::Error(ZkError::Unimplemented),
-        }
+            _ => Err(ZkError::Unimplemented),
+        };
+        reply.unwrap_or_else(Response::Error)
     }
+
+    fn data_of(&mut self, session: SessionId, path: &str, watch: bool) -> Result<(Vec<u8>, Stat), ZkError> {
+        let r = if watch {
+            self.watches.get_data_watch(&self.tree, path, session)
+        } else {
+            self.tree.get_data(path)
+        };
+        r.ok_or(ZkError::NoNode)
+    }
+
+    /// Children in the order a server's HashSet gives: unspecified, so
+    /// shuffled unless the configuration says otherwise.
+    fn children_of(&mut self, session: SessionId, path: &str, watch: bool) -> Result<(Vec<String>, Stat), ZkError> {
+        let r = if watch {
+            self.watches.get_children_watch(&self.tree, path, session)
+        } else {
+            self.tree.get_children(path)
+        };
+        let (mut children, stat) = r.ok_or(ZkError::NoNode)?;
+        if self.cfg.shuffle_children {
+            children.shuffle(&mut self.rng);
+        }
+        Ok((children, stat))
+    }
+}
+
+/// A read of a path the client would have refused (clients validate first,
+/// so only a raw request gets here): BadArguments.
+fn checked(path: &str) -> Result<(), ZkError> {
+    validate_path(path, false).map_err(|_| ZkError::BadArguments)
 }
