@@ -71,7 +71,8 @@ impl Hold {
         let initial = match states.state() {
             s if s.is_terminal() => HoldState::Lost(LostReason::SessionEnded),
             s if s.is_connected() => HoldState::Held,
-            _ if grace == Some(Duration::ZERO) => HoldState::Lost(LostReason::SuspendedTooLong),
+            // Disconnected since an unknown instant: any grace may be spent.
+            _ if grace.is_some() => HoldState::Lost(LostReason::SuspendedTooLong),
             _ => HoldState::Suspended,
         };
         let suspended_at = (initial == HoldState::Suspended).then(|| ctx.runtime().now());
@@ -132,8 +133,12 @@ struct Monitor<C, R> {
 
 type NodeWatch = BoxFuture<'static, WatchedEvent>;
 
+/// A read of our node that arms a data watch on it, under way.
+type Arming = BoxFuture<'static, Result<(Vec<u8>, NodeWatch), ZkError>>;
+
 enum Step {
     Session(SessionState),
+    Armed(Result<(Vec<u8>, NodeWatch), ZkError>),
     Node(WatchedEvent),
     GraceOver,
     Rearm,
@@ -154,15 +159,28 @@ impl<C: ZkClient, R: Runtime> Monitor<C, R> {
         matches!(self.cell.get().state, HoldState::Lost(_))
     }
 
-    /// Reads our node and arms a data watch on it. `None` when the read
-    /// failed ambiguously (retried later) or the hold is now lost.
-    async fn arm(&self) -> Option<NodeWatch> {
-        match self.ctx.client().get_data_watch(&self.path).await {
-            Ok((data, _, w)) => {
+    /// Starts reading our node and arming a data watch on it. It runs beside
+    /// the session events: a read that waits for a reconnect must not hide
+    /// a Disconnected from the hold (a leader would go on acting).
+    fn arm(&self) -> Arming {
+        let client = self.ctx.client().clone();
+        let path = self.path.clone();
+        async move {
+            let (data, _, w) = client.get_data_watch(&path).await?;
+            Ok((data, w.changed().boxed()))
+        }
+        .boxed()
+    }
+
+    /// What the read found. `None`: no watch (the read failed ambiguously
+    /// and is retried later, or the hold is now lost).
+    fn armed(&self, r: Result<(Vec<u8>, NodeWatch), ZkError>) -> Option<NodeWatch> {
+        match r {
+            Ok((data, w)) => {
                 if data == REVOKE {
                     self.cell.update(|i| !std::mem::replace(&mut i.revoke_requested, true));
                 }
-                Some(w.changed().boxed())
+                Some(w)
             }
             Err(ZkError::NoNode) => {
                 self.set(HoldState::Lost(LostReason::NodeDeleted));
@@ -178,7 +196,8 @@ impl<C: ZkClient, R: Runtime> Monitor<C, R> {
 
     async fn run(mut self, mut states: StateWatch, stop: oneshot::Receiver<()>) {
         let mut stop = stop.fuse();
-        let mut watch = self.arm().await;
+        let mut watch: Option<NodeWatch> = None;
+        let mut arming: Option<Arming> = Some(self.arm());
         let mut rearm_attempt = 0u32;
         while !self.is_lost() {
             let grace_left = match (self.grace, self.suspended_at) {
@@ -187,7 +206,7 @@ impl<C: ZkClient, R: Runtime> Monitor<C, R> {
             };
             let mut grace_timer = grace_left.map(|d| self.ctx.runtime().sleep(d).boxed());
             // Re-arm a watch lost to an ambiguous read while connected.
-            let mut rearm = (watch.is_none() && self.state_is(HoldState::Held)).then(|| {
+            let mut rearm = (watch.is_none() && arming.is_none() && self.state_is(HoldState::Held)).then(|| {
                 self.ctx
                     .runtime()
                     .sleep(self.ctx.retry_policy().delay(rearm_attempt))
@@ -196,28 +215,33 @@ impl<C: ZkClient, R: Runtime> Monitor<C, R> {
             let ev = select_biased! {
                 _ = stop => return,
                 s = states.changed().fuse() => Step::Session(s),
+                r = maybe(&mut arming).fuse() => Step::Armed(r),
                 ev = maybe(&mut watch).fuse() => Step::Node(ev),
                 _ = maybe(&mut grace_timer).fuse() => Step::GraceOver,
                 _ = maybe(&mut rearm).fuse() => Step::Rearm,
             };
             drop((grace_timer, rearm));
             match ev {
-                Step::Session(s) => self.on_session(s, &mut watch).await,
+                Step::Session(s) => self.on_session(s, &mut arming),
+                Step::Armed(r) => {
+                    arming = None;
+                    match self.armed(r) {
+                        Some(w) => {
+                            watch = Some(w);
+                            rearm_attempt = 0;
+                        }
+                        None => rearm_attempt = rearm_attempt.saturating_add(1),
+                    }
+                }
                 Step::Node(ev) => {
                     watch = None;
                     self.on_node(ev);
                     if !self.is_lost() {
-                        watch = self.arm().await;
+                        arming = Some(self.arm());
                     }
                 }
                 Step::GraceOver => self.set(HoldState::Lost(LostReason::SuspendedTooLong)),
-                Step::Rearm => {
-                    rearm_attempt = rearm_attempt.saturating_add(1);
-                    watch = self.arm().await;
-                    if watch.is_some() {
-                        rearm_attempt = 0;
-                    }
-                }
+                Step::Rearm => arming = Some(self.arm()),
             }
         }
     }
@@ -226,7 +250,7 @@ impl<C: ZkClient, R: Runtime> Monitor<C, R> {
         self.cell.get().state == s
     }
 
-    async fn on_session(&mut self, s: SessionState, watch: &mut Option<NodeWatch>) {
+    fn on_session(&mut self, s: SessionState, arming: &mut Option<Arming>) {
         match s {
             SessionState::Disconnected => {
                 self.suspended_at = Some(self.ctx.runtime().now());
@@ -242,7 +266,7 @@ impl<C: ZkClient, R: Runtime> Monitor<C, R> {
                 self.set(HoldState::Held);
                 // Confirm the node survived the disconnect and re-arm, in
                 // case the client did not carry the watch over.
-                *watch = self.arm().await;
+                *arming = Some(self.arm());
             }
         }
     }

@@ -26,10 +26,12 @@ pub enum Variant {
     DuplicateItemQueue,
     DoubleIncrementCounter,
     HerdLock,
+    NoAbdicationElection,
+    PredecessorGoneElection,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 15] = [
+    pub const ALL: [Variant; 17] = [
         Variant::UnprotectedCreateLock,
         Variant::StaleSessionLock,
         Variant::UnfencedLock,
@@ -45,6 +47,8 @@ impl Variant {
         Variant::DuplicateItemQueue,
         Variant::DoubleIncrementCounter,
         Variant::HerdLock,
+        Variant::NoAbdicationElection,
+        Variant::PredecessorGoneElection,
     ];
 
     /// The type name (as written in scenario files).
@@ -66,6 +70,7 @@ impl Variant {
             | Variant::LostWatchLock
             | Variant::HerdLock => Recipe::Lock,
             Variant::ResetLivelockLatch => Recipe::LeaderLatch,
+            Variant::NoAbdicationElection | Variant::PredecessorGoneElection => Recipe::Election,
             Variant::LockingQueueRace
             | Variant::DuplicateProcessingQueue
             | Variant::LostItemQueue
@@ -104,6 +109,8 @@ impl Variant {
             Variant::DuplicateItemQueue => "duplicate item",
             Variant::DoubleIncrementCounter => "double increment",
             Variant::HerdLock => "herd effect",
+            Variant::NoAbdicationElection => "suspended ignored by a leader",
+            Variant::PredecessorGoneElection => "predecessor gone taken for leadership",
         }
     }
 }

@@ -14,7 +14,7 @@ fn path(name: &str) -> PathBuf {
 
 /// (file, known-failing seed, the violation kind the checkers must report
 /// — or, for a measured scenario, the figure)
-const KNOWN: [(&str, u64, &str); 15] = [
+const KNOWN: [(&str, u64, &str); 17] = [
     ("lock-unprotected-create.toml", 0, "liveness:stuck"),
     ("lock-stale-session.toml", 0, "mutex:mutex-overlap"),
     ("lock-unfenced.toml", 0, "fencing:stale-token-accepted"),
@@ -30,6 +30,8 @@ const KNOWN: [(&str, u64, &str); 15] = [
     ("queue-duplicate-item.toml", 0, "queue:duplicate-delivery"),
     ("counter-double-increment.toml", 0, "counter:counter-out-of-bounds"),
     ("lock-herd.toml", 0, "mutex.notifications_per_release"),
+    ("election-no-abdication.toml", 0, "election:acted-past-grace"),
+    ("election-predecessor-gone.toml", 0, "election:leaders-overlap"),
 ];
 
 fn caught(file: &str) {
@@ -92,6 +94,8 @@ planted! {
     duplicate_item => "queue-duplicate-item.toml",
     double_increment => "counter-double-increment.toml",
     herd => "lock-herd.toml",
+    no_abdication => "election-no-abdication.toml",
+    predecessor_gone => "election-predecessor-gone.toml",
 }
 
 #[test]

@@ -131,6 +131,14 @@ pub enum Op {
         election: String,
         token: i64,
     },
+    /// The recipe told its leader that the leadership with `token` ended
+    /// (session ended, node deleted, suspended past the grace): recorded
+    /// the instant the application learned it, invoked and completed at once.
+    LeadershipLost {
+        election: String,
+        token: i64,
+        reason: String,
+    },
     BarrierEnter {
         barrier: String,
     },

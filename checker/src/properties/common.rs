@@ -103,7 +103,12 @@ pub fn last_alive(
     let same = |c: ClientId, s: Option<SessionId>| c == client && (session.is_none() || s == session);
     // Replies from the protected resource (fenced writes, leader actions) say
     // nothing about the ZooKeeper session.
-    let talks_to_zk = |op: &Op| !matches!(op, Op::FencedWrite { .. } | Op::LeaderAct { .. });
+    let talks_to_zk = |op: &Op| {
+        !matches!(
+            op,
+            Op::FencedWrite { .. } | Op::LeaderAct { .. } | Op::LeadershipLost { .. }
+        )
+    };
     let from_ops = ops
         .iter()
         .filter(|o| same(o.client, o.session) && talks_to_zk(&o.op) && matches!(o.outcome, Some(Outcome::Ok { .. })))

@@ -1,13 +1,18 @@
-//! Leader election: at most one leader per epoch (token); tokens strictly
-//! increase over time (an election that began after another ended has a
-//! larger token); a leader acting with a stale token after a newer leader
-//! acted is reported.
+//! Leader election. The promise, by tokens: at most one leader per epoch
+//! (token); tokens strictly increase over time (an election that began
+//! after another ended has a larger token); the resource never accepts a
+//! leader's act with a stale token after a newer leader acted. And by the
+//! recipe's own reports of when leadership began and ended (see
+//! [`super::leadership`]): one leader at a time outside pauses, a leader that
+//! lost contact stops acting within its grace, and a rejected act has a
+//! pause to explain it.
 
 use std::collections::BTreeMap;
 
 use crate::history::{History, Op, Operation};
 
 use super::common::{describe, operations, stale_tokens_by, succeeded, token};
+use super::leadership;
 use super::result::{CheckResult, Violation};
 use super::Params;
 
@@ -15,7 +20,7 @@ pub const NAME: &str = "election";
 
 type Accepted<'a> = Vec<(&'a Operation, i64)>;
 
-pub fn check(h: &History, _p: &Params) -> CheckResult {
+pub fn check(h: &History, p: &Params) -> CheckResult {
     let ops = match operations(h, NAME) {
         Ok(o) => o,
         Err(r) => return r,
@@ -98,6 +103,7 @@ pub fn check(h: &History, _p: &Params) -> CheckResult {
         }
     }
     r.figure("leaders_elected", leaders as f64);
+    leadership::check_into(h, p, &ops, &mut r);
     r
 }
 
@@ -126,6 +132,7 @@ mod tests {
         let mut b = Builder::new();
         b.ok(0, 1, 1, camp(), tok(1));
         b.ok(2, 3, 1, act(1), Value::Unit);
+        b.ok(4, 5, 1, Op::Resign { election: "e".into() }, Value::Unit);
         b.ok(0, 10, 2, camp(), tok(2));
         b.ok(11, 12, 2, act(2), Value::Unit);
         assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
@@ -150,9 +157,16 @@ mod tests {
         b.ok(10, 11, 2, act(2), Value::Unit);
         b.ok(12, 13, 1, act(1), Value::Unit);
         let r = check(&b.build(), &Params::default());
+        // The token rules, then the leaderships (none ended, so they overlap).
         assert_eq!(
             r.kinds(),
-            vec!["two-leaders-one-epoch", "token-not-increasing", "stale-leader-acted"],
+            vec![
+                "two-leaders-one-epoch",
+                "token-not-increasing",
+                "stale-leader-acted",
+                "leaders-overlap",
+                "leaders-overlap"
+            ],
             "{r:#?}"
         );
     }

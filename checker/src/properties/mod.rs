@@ -16,6 +16,7 @@ mod common;
 pub mod counter;
 pub mod election;
 pub mod fencing;
+mod leadership;
 pub mod liveness;
 pub mod membership;
 pub mod mutex;

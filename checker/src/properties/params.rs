@@ -41,6 +41,10 @@ pub struct Params {
     pub liveness_bound_ms: u64,
     /// Liveness: overrides the heal time (ms); otherwise see [`healed_at`].
     pub healed_at_ms: Option<u64>,
+    /// Election: how long a leader may keep acting after its session was
+    /// Disconnected (ms); otherwise the history's meta `leader_grace_ms`,
+    /// which the application records as it configures its recipe.
+    pub leader_grace_ms: Option<u64>,
 }
 
 impl Default for Params {
@@ -54,6 +58,7 @@ impl Default for Params {
             counter_initial: 0,
             liveness_bound_ms: 30_000,
             healed_at_ms: None,
+            leader_grace_ms: None,
         }
     }
 }

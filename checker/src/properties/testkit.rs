@@ -122,6 +122,16 @@ impl Builder {
         });
     }
 
+    /// A fault with targets (`pause` of `client2`, `expire-session` of `0x5`).
+    pub fn fault_on(&mut self, t: u64, kind: &str, target: &str) {
+        self.h.events.push(Event::Fault {
+            time: t * MS,
+            kind: kind.into(),
+            targets: vec![target.into()],
+            detail: String::new(),
+        });
+    }
+
     pub fn watch(&mut self, t: u64, client: ClientId, event: &str, path: &str) {
         self.h.events.push(Event::Watch {
             time: t * MS,

@@ -11,6 +11,7 @@
 use std::time::Duration;
 
 use futures::channel::oneshot;
+use futures::future::Fuse;
 use futures::{select_biased, FutureExt};
 
 use crate::cell::WatchCell;
@@ -22,7 +23,7 @@ use crate::monitor::{Hold, HoldState, LostReason};
 use crate::nodes::{create_protected, spawn_delete_own, OrphanGuard};
 use crate::runtime::Runtime;
 use crate::zk::path::join;
-use crate::zk::{CreateMode, ZkClient};
+use crate::zk::{CreateMode, StateWatch, ZkClient};
 
 /// Where a latch stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +120,12 @@ enum Turn {
     Done(RecipeResult<()>),
 }
 
+enum Reconnect {
+    Yes,
+    SessionLost,
+    Stopped,
+}
+
 impl<C: ZkClient, R: Runtime> Participant<C, R> {
     fn close(&self, reason: Option<RecipeError>) {
         self.cell.set(LatchState::Closed { reason });
@@ -176,6 +183,23 @@ impl<C: ZkClient, R: Runtime> Participant<C, R> {
                 }
                 Err(_) => continue,
             };
+            match hold.state() {
+                HoldState::Lost(LostReason::SessionEnded) => return self.close(Some(RecipeError::SessionLost)),
+                HoldState::Lost(LostReason::NodeDeleted) => {
+                    node = None;
+                    continue;
+                }
+                // Disconnected as it came to lead: lead after a reconnect.
+                HoldState::Lost(LostReason::SuspendedTooLong) => {
+                    drop(hold);
+                    match self.reconnected(&mut states, &mut stop).await {
+                        Reconnect::Yes => continue,
+                        Reconnect::SessionLost => return self.close(Some(RecipeError::SessionLost)),
+                        Reconnect::Stopped => return self.leave(&path),
+                    }
+                }
+                HoldState::Held | HoldState::Suspended => {}
+            }
             self.cell.set(LatchState::Leader { token });
             let lost = select_biased! {
                 _ = stop => None,
@@ -193,23 +217,32 @@ impl<C: ZkClient, R: Runtime> Participant<C, R> {
                     // Keep the node: if the session survives, it still
                     // heads the queue and we lead again after reconnecting.
                     self.cell.set(LatchState::Contending);
-                    loop {
-                        let state = self.ctx.client().state();
-                        if state.is_connected() {
-                            break;
-                        }
-                        if state.is_terminal() {
-                            return self.close(Some(RecipeError::SessionLost));
-                        }
-                        let stopped = select_biased! {
-                            _ = stop => true,
-                            _ = states.changed().fuse() => false,
-                        };
-                        if stopped {
-                            return self.leave(&path);
-                        }
+                    match self.reconnected(&mut states, &mut stop).await {
+                        Reconnect::Yes => {}
+                        Reconnect::SessionLost => return self.close(Some(RecipeError::SessionLost)),
+                        Reconnect::Stopped => return self.leave(&path),
                     }
                 }
+            }
+        }
+    }
+
+    /// Waits until the session is connected again.
+    async fn reconnected(&self, states: &mut StateWatch, mut stop: &mut Fuse<oneshot::Receiver<()>>) -> Reconnect {
+        loop {
+            let state = self.ctx.client().state();
+            if state.is_connected() {
+                return Reconnect::Yes;
+            }
+            if state.is_terminal() {
+                return Reconnect::SessionLost;
+            }
+            let stopped = select_biased! {
+                _ = stop => true,
+                _ = states.changed().fuse() => false,
+            };
+            if stopped {
+                return Reconnect::Stopped;
             }
         }
     }
@@ -230,7 +263,8 @@ impl<C: ZkClient, R: Runtime> Participant<C, R> {
         Ok(join(&self.dir, &name))
     }
 
-    /// Confirms our node (its czxid is the token) and starts monitoring it.
+    /// Confirms our node (its czxid is the token) and starts monitoring it;
+    /// the hold may be lost already (the caller looks).
     async fn lead(&self, path: &str) -> RecipeResult<(i64, Hold)> {
         let states = self.ctx.client().state_watch();
         let stat = self
@@ -239,9 +273,6 @@ impl<C: ZkClient, R: Runtime> Participant<C, R> {
             .await?
             .ok_or_else(|| RecipeError::NodeGone(path.to_string()))?;
         let hold = Hold::spawn(&self.ctx, path, states, Some(self.grace));
-        if matches!(hold.state(), HoldState::Lost(_)) {
-            return Err(RecipeError::SessionLost);
-        }
         Ok((stat.czxid, hold))
     }
 

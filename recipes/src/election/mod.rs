@@ -103,7 +103,7 @@ impl<C: ZkClient, R: Runtime> Election<C, R> {
             },
         )
         .await?;
-        Ok(Leadership { guard })
+        Ok(Leadership::from_guard(guard))
     }
 
     /// Like [`Self::campaign`], giving up after `limit`.
@@ -147,6 +147,10 @@ pub struct Leadership<C: ZkClient, R: Runtime> {
 }
 
 impl<C: ZkClient, R: Runtime> Leadership<C, R> {
+    pub(crate) fn from_guard(guard: LockGuard<C, R>) -> Self {
+        Leadership { guard }
+    }
+
     /// The epoch of this leadership: the candidate node's czxid, larger than
     /// every earlier leader's.
     pub fn token(&self) -> i64 {

@@ -28,9 +28,12 @@
 //! | [`DuplicateItemQueue`] | duplicate item (also: the queue that retries enqueue blindly) | the seeds' warning |
 //! | [`DoubleIncrementCounter`] | double increment | kazoo `Counter`, Curator `DistributedAtomicLong` |
 //! | [`HerdLock`] | herd effect (the seeds' simple lock) | the seeds' simple lock |
+//! | [`NoAbdicationElection`] | suspended ignored, by a leader | Curator TN10, kazoo `Election.run` |
+//! | [`PredecessorGoneElection`] | predecessor gone taken for leadership | the ZooKeeper recipe's warning |
 
 mod counter;
 mod election;
+mod leader;
 mod lock;
 mod membership;
 mod queue;
@@ -38,6 +41,7 @@ mod semaphore;
 
 pub use counter::DoubleIncrementCounter;
 pub use election::ResetLivelockLatch;
+pub use leader::{NoAbdicationElection, PredecessorGoneElection};
 pub use lock::{
     CancellationLeakLock, DeleteUnderDisconnectLock, HerdLock, LeakyReleaseGuard, LostWatchLock, PlainGuard,
     StaleSessionLock, UnfencedGuard, UnfencedLock, UnprotectedCreateLock,

@@ -1,5 +1,4 @@
-//! Elections, leader latches, counters, group membership, watched
-//! configuration and two-phase commit.
+//! Counters, group membership, watched configuration and two-phase commit.
 
 use std::time::Duration;
 
@@ -7,119 +6,11 @@ use madsim::time::Instant;
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
 use zkdst_recipes::config::{publish, WatchedValue};
-use zkdst_recipes::election::Election;
 use zkdst_recipes::two_phase::{Coordinator, Decision, Site};
-use zkdst_sim::client::SimClient;
 use zkdst_sim::runtime::SimRuntime;
 
-use super::misc_variants::{AnyCounter, AnyLatch, AnyMember};
+use super::misc_variants::{AnyCounter, AnyMember};
 use super::Env;
-
-const ELECTION: &str = "/elections/e";
-
-/// A leader's action on the protected resource, recorded as `LeaderAct`.
-async fn act(env: &mut Env, zk: &SimClient, token: i64) {
-    let id = env.invoke(
-        Some(zk),
-        Op::LeaderAct {
-            election: ELECTION.into(),
-            token,
-        },
-    );
-    env.ops -= 1;
-    let ms = env.between([1, 3]);
-    madsim::time::sleep(Duration::from_millis(ms)).await;
-    if env.shared.resource.write(ELECTION, token) {
-        env.ok(id, Value::Unit);
-    } else {
-        env.ok(
-            id,
-            Value::Error {
-                code: "StaleToken".into(),
-                results: Vec::new(),
-            },
-        );
-    }
-}
-
-pub async fn election(mut env: Env) {
-    let mut zk = env.connect();
-    let mut ctx = env.ctx(zk.clone());
-    while env.running() {
-        env.renew(&mut zk, &mut ctx);
-        let e = Election::new(ctx.clone(), ELECTION);
-        let id = env.invoke(
-            Some(&zk),
-            Op::Campaign {
-                election: ELECTION.into(),
-            },
-        );
-        match e.campaign(format!("client{}", env.id).as_bytes()).await {
-            Ok(l) => {
-                let token = l.token();
-                env.ok(id, Value::Token { token });
-                for _ in 0..env.rng.gen_range(1..=3) {
-                    if !l.is_leader() {
-                        break;
-                    }
-                    act(&mut env, &zk, token).await;
-                    env.hold().await;
-                }
-                let rid = env.invoke(
-                    Some(&zk),
-                    Op::Resign {
-                        election: ELECTION.into(),
-                    },
-                );
-                match l.resign().await {
-                    Ok(_) => env.ok(rid, Value::Unit),
-                    Err(e) => env.err(rid, &e),
-                }
-            }
-            Err(e) => env.err(id, &e),
-        }
-        env.think().await;
-    }
-}
-
-pub async fn leader_latch(mut env: Env) {
-    let mut zk = env.connect();
-    let mut ctx = env.ctx(zk.clone());
-    let grace = Duration::from_millis(env.session_timeout_ms as u64 / 3);
-    while env.running() {
-        env.renew(&mut zk, &mut ctx);
-        let data = format!("client{}", env.id).into_bytes();
-        let latch = AnyLatch::start(env.scenario.workload.variant, &ctx, ELECTION, data, grace);
-        let id = env.invoke(
-            Some(&zk),
-            Op::Campaign {
-                election: ELECTION.into(),
-            },
-        );
-        match latch.leadership().await {
-            Ok(token) => {
-                env.ok(id, Value::Token { token });
-                for _ in 0..env.rng.gen_range(1..=3) {
-                    if latch.token() != Some(token) {
-                        break;
-                    }
-                    act(&mut env, &zk, token).await;
-                    env.hold().await;
-                }
-                let rid = env.invoke(
-                    Some(&zk),
-                    Op::Resign {
-                        election: ELECTION.into(),
-                    },
-                );
-                latch.close();
-                env.ok(rid, Value::Unit);
-            }
-            Err(e) => env.err(id, &e),
-        }
-        env.think().await;
-    }
-}
 
 pub async fn counter(mut env: Env) {
     const C: &str = "/counters/c";

@@ -4,9 +4,11 @@
 use std::time::Duration;
 
 use zkdst_recipes::counter::Counter;
-use zkdst_recipes::election::{LatchState, LeaderLatch};
+use zkdst_recipes::election::{Election, LatchState, LeaderLatch, Leadership};
 use zkdst_recipes::membership::{GroupMember, GroupView, MemberStatus};
-use zkdst_recipes::planted::{DoubleIncrementCounter, ResetLivelockLatch, SuspendedIgnoredMember};
+use zkdst_recipes::planted::{
+    DoubleIncrementCounter, NoAbdicationElection, PredecessorGoneElection, ResetLivelockLatch, SuspendedIgnoredMember,
+};
 use zkdst_recipes::{Connect, RecipeResult};
 use zkdst_sim::client::SimClient;
 use zkdst_sim::runtime::SimRuntime;
@@ -45,11 +47,59 @@ impl AnyLatch {
         }
     }
 
+    pub fn state(&self) -> LatchState {
+        match self {
+            AnyLatch::Correct(l) => l.state(),
+            AnyLatch::Reset(l) => l.state(),
+        }
+    }
+
+    /// Resolves when the latch does not lead.
+    pub async fn not_leader(&self) {
+        match self {
+            AnyLatch::Correct(l) => l.not_leader().await,
+            AnyLatch::Reset(l) => l.not_leader().await,
+        }
+    }
+
     /// Leaves the election (dropping the latch deletes its node).
     pub fn close(self) {
         match self {
             AnyLatch::Correct(l) => l.close(),
             AnyLatch::Reset(l) => drop(l),
+        }
+    }
+}
+
+pub enum AnyElection {
+    Correct(Election<SimClient, SimRuntime>),
+    NoAbdication(NoAbdicationElection<SimClient, SimRuntime>),
+    PredecessorGone(PredecessorGoneElection<SimClient, SimRuntime>),
+}
+
+impl AnyElection {
+    pub fn new(variant: Option<Variant>, ctx: SimCtx, dir: &str) -> AnyElection {
+        match variant {
+            Some(Variant::NoAbdicationElection) => AnyElection::NoAbdication(NoAbdicationElection::new(ctx, dir)),
+            Some(Variant::PredecessorGoneElection) => {
+                AnyElection::PredecessorGone(PredecessorGoneElection::new(ctx, dir))
+            }
+            _ => AnyElection::Correct(Election::new(ctx, dir)),
+        }
+    }
+
+    /// Campaigns, giving up after `limit` if there is one (`Ok(None)`).
+    pub async fn campaign(
+        &self,
+        data: &[u8],
+        limit: Option<Duration>,
+    ) -> RecipeResult<Option<Leadership<SimClient, SimRuntime>>> {
+        let forever = Duration::from_secs(u32::MAX as u64);
+        let limit = limit.unwrap_or(forever);
+        match self {
+            AnyElection::Correct(e) => e.campaign_for(data, limit).await,
+            AnyElection::NoAbdication(e) => e.campaign_for(data, limit).await,
+            AnyElection::PredecessorGone(e) => e.campaign_for(data, limit).await,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! recipe-level operations in the history for the checkers.
 
 mod barrier;
+mod election;
 mod ensemble;
 mod lock_variants;
 mod locks;
@@ -299,8 +300,8 @@ async fn run_client(recipe: Recipe, env: Env) {
         Recipe::RevocableLock => revocable::client(env).await,
         Recipe::Semaphore => locks::semaphore(env).await,
         Recipe::Queue | Recipe::PriorityQueue => queue::client(env, recipe == Recipe::PriorityQueue).await,
-        Recipe::Election => misc::election(env).await,
-        Recipe::LeaderLatch => misc::leader_latch(env).await,
+        Recipe::Election => election::election(env).await,
+        Recipe::LeaderLatch => election::leader_latch(env).await,
         Recipe::Barrier => barrier::single(env).await,
         Recipe::DoubleBarrier => barrier::double(env).await,
         Recipe::Counter => misc::counter(env).await,

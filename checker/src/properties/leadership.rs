@@ -1,0 +1,386 @@
+//! What an election promises its leaders, judged from the recipe's own
+//! reports rather than from what a fenced resource accepted.
+//!
+//! A leadership lasts from the campaign's successful return (the recipe
+//! said "you lead, with this token") until the application learned it
+//! ended: a `LeadershipLost` report, its own `Resign`, or its next
+//! `Campaign`. The promises:
+//!
+//! 1. **One leader at a time** (`leaders-overlap`): two clients' leaderships
+//!    never overlap — except where the older leader could not know: the
+//!    ensemble ended its session while its client still heard from its
+//!    server (a GC pause, a forced expiry, a server that answered the
+//!    client's pings while its touches no longer reached the leader), or
+//!    while it was Disconnected for less than its grace. That is the case
+//!    fencing exists for; there its stale acts must be rejected, which the
+//!    `election` checker's token rules judge.
+//! 2. **A leader that lost contact stops acting within its grace**
+//!    (`acted-past-grace`): no `LeaderAct` is invoked later than the grace
+//!    after the session's last Disconnected with no reconnect since, and
+//!    none after the application was told the session ended
+//!    (`acted-after-session-end`), allowing one scheduling step (1 ms) for
+//!    the application to hear it. The grace is the application's setting
+//!    (`Params::leader_grace_ms`, else the history's meta `leader_grace_ms`).
+//! 3. **Rejected acts need an excuse** (`stale-act-rejected`): every act the
+//!    resource rejected is counted (`stale_acts_rejected`), and one whose
+//!    leader has no such excuse is a violation: a correct election never
+//!    lets a leader fall that far behind.
+
+use std::collections::BTreeMap;
+
+use crate::history::{ClientId, Event, History, Op, Operation, Outcome, SessionId, Time, TxnRecord, Value};
+
+use super::common::{describe, ok_value, token};
+use super::result::{ms, CheckResult, Violation};
+use super::{Params, NS_PER_MS};
+
+/// How long an application may take to hear what its recipe learned: its
+/// task and the recipe's run one after the other at the same instant, and
+/// the simulator's clock moves a few nanoseconds per step.
+const STEP: Time = NS_PER_MS;
+
+/// One leadership as the application saw it.
+#[derive(Debug, Clone)]
+struct Term<'a> {
+    campaign: &'a Operation,
+    token: i64,
+    start: Time,
+    /// When the application learned it ended; `Time::MAX`: never.
+    end: Time,
+}
+
+/// The leaderships of `election`, in start order.
+fn terms<'a>(ops: &'a [Operation], election: &str) -> Vec<Term<'a>> {
+    let mut open: BTreeMap<ClientId, Term<'a>> = BTreeMap::new();
+    let mut done = Vec::new();
+    for o in ops {
+        let (close, opens) = match &o.op {
+            Op::Campaign { election: e } if e == election => (true, true),
+            Op::Resign { election: e } if e == election => (true, false),
+            Op::LeadershipLost {
+                election: e, token: t, ..
+            } if e == election => (open.get(&o.client).is_some_and(|x| x.token == *t), false),
+            _ => (false, false),
+        };
+        if close {
+            if let Some(mut t) = open.remove(&o.client) {
+                t.end = o.invoked;
+                done.push(t);
+            }
+        }
+        if opens {
+            if let (Some(t), Some(Outcome::Ok { .. }), Some(start)) = (token(o), &o.outcome, o.completed) {
+                open.insert(
+                    o.client,
+                    Term {
+                        campaign: o,
+                        token: t,
+                        start,
+                        end: Time::MAX,
+                    },
+                );
+            }
+        }
+    }
+    done.extend(open.into_values());
+    done.sort_by_key(|t| (t.start, t.campaign.id));
+    done
+}
+
+/// When each session ended on the servers (its CloseSession commits).
+struct SessionEnds(BTreeMap<SessionId, Vec<Time>>);
+
+impl SessionEnds {
+    fn of(h: &History) -> Self {
+        let mut m: BTreeMap<SessionId, Vec<Time>> = BTreeMap::new();
+        for e in &h.events {
+            if let Event::Commit {
+                time,
+                txn: TxnRecord::CloseSession { session, .. },
+                ..
+            } = e
+            {
+                m.entry(*session).or_default().push(*time);
+            }
+        }
+        SessionEnds(m)
+    }
+}
+
+/// When each client's node was paused: `[pause, resume]`, `Time::MAX`
+/// for a pause never resumed.
+struct Pauses(BTreeMap<ClientId, Vec<(Time, Time)>>);
+
+impl Pauses {
+    fn of(h: &History) -> Self {
+        let mut m: BTreeMap<ClientId, Vec<(Time, Time)>> = BTreeMap::new();
+        for e in &h.events {
+            let Event::Fault {
+                time, kind, targets, ..
+            } = e
+            else {
+                continue;
+            };
+            for c in targets
+                .iter()
+                .filter_map(|t| t.strip_prefix("client")?.parse::<ClientId>().ok())
+            {
+                let v = m.entry(c).or_default();
+                match kind.as_str() {
+                    "pause" => v.push((*time, Time::MAX)),
+                    "resume" => {
+                        if let Some(last) = v.last_mut().filter(|p| p.1 == Time::MAX) {
+                            last.1 = *time;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Pauses(m)
+    }
+
+    /// The pause of `client` that covers `[a, b]`, if one does.
+    fn covering(&self, client: ClientId, a: Time, b: Time) -> Option<(Time, Time)> {
+        self.0.get(&client)?.iter().copied().find(|&(p, q)| p <= a && b <= q)
+    }
+}
+
+/// What the judgements share.
+struct Context<'a> {
+    ends: SessionEnds,
+    states: SessionStates<'a>,
+    pauses: Pauses,
+    grace: Option<u64>,
+    end: Time,
+}
+
+impl Context<'_> {
+    /// Whether the leader could still believe it led at `at`: its client
+    /// heard from its server, or was Disconnected for less than the grace,
+    /// or was paused from the end of its grace until `at` (a GC pause: it
+    /// could not step down).
+    fn could_not_know(&self, client: ClientId, session: SessionId, at: Time) -> bool {
+        let Some((state, since)) = self.states.at(client, session, at) else {
+            return true;
+        };
+        match state.to_ascii_lowercase().as_str() {
+            "disconnected" => self.grace.is_none_or(|g| {
+                let deadline = since + g * NS_PER_MS;
+                at <= deadline + STEP || self.pauses.covering(client, deadline, at).is_some()
+            }),
+            s => s.starts_with("connected"),
+        }
+    }
+
+    /// Why a leader could not have known it was deposed, if it could not:
+    /// the ensemble ended its session within `[from, to]` while it could
+    /// not know. That covers a GC pause (the paused client records
+    /// nothing), a forced expiry, and a client whose server answered its
+    /// pings while its touches no longer reached the leader.
+    fn excuse(&self, client: ClientId, session: Option<SessionId>, from: Time, to: Time) -> Option<Time> {
+        let session = session?;
+        let ends = self.ends.0.get(&session)?;
+        ends.iter()
+            .copied()
+            .find(|&c| (from..=to).contains(&c) && self.could_not_know(client, session, c))
+    }
+}
+
+/// Every session's states as its client saw them, in time order.
+struct SessionStates<'a>(BTreeMap<(ClientId, SessionId), Vec<(Time, &'a str)>>);
+
+impl<'a> SessionStates<'a> {
+    fn of(h: &'a History) -> Self {
+        let mut m: BTreeMap<(ClientId, SessionId), Vec<(Time, &'a str)>> = BTreeMap::new();
+        for e in &h.events {
+            if let Event::Session {
+                time,
+                client,
+                session,
+                state,
+                ..
+            } = e
+            {
+                m.entry((*client, *session)).or_default().push((*time, state.as_str()));
+            }
+        }
+        for v in m.values_mut() {
+            v.sort_by_key(|(t, _)| *t);
+        }
+        SessionStates(m)
+    }
+
+    /// The session's last state at or before `t`: (state, since).
+    fn at(&self, client: ClientId, session: SessionId, t: Time) -> Option<(&'a str, Time)> {
+        let v = self.0.get(&(client, session))?;
+        let n = v.partition_point(|(time, _)| *time <= t);
+        n.checked_sub(1).map(|i| (v[i].1, v[i].0))
+    }
+}
+
+fn overlaps(ctx: &Context, r: &mut CheckResult, election: &str, terms: &[Term]) {
+    // The term with the latest end among those started so far.
+    let mut latest: Option<&Term> = None;
+    let mut excused = 0;
+    for t in terms {
+        if let Some(old) = latest.filter(|o| o.campaign.client != t.campaign.client && o.end > t.start) {
+            let c = old.campaign;
+            match ctx.excuse(c.client, c.session, c.invoked, t.start) {
+                Some(_) => excused += 1,
+                None => {
+                    let until = if old.end == Time::MAX {
+                        "the end of the history".to_string()
+                    } else {
+                        ms(old.end)
+                    };
+                    r.violation(
+                        Violation::new(
+                            "leaders-overlap",
+                            format!(
+                                "election {election}: client {} led with token {} from {} until {until}, but client {} \
+                                 was elected with token {} at {} ({}); the older leader's session had not ended while \
+                                 it could not know",
+                                c.client,
+                                old.token,
+                                ms(old.start),
+                                t.campaign.client,
+                                t.token,
+                                ms(t.start),
+                                describe(t.campaign)
+                            ),
+                        )
+                        .ops([c.id, t.campaign.id])
+                        .clients([c.client, t.campaign.client])
+                        .times([t.start, old.end.min(ctx.end)]),
+                    );
+                }
+            }
+        }
+        if latest.is_none_or(|l| t.end > l.end) {
+            latest = Some(t);
+        }
+    }
+    r.figure("overlaps_excused", excused as f64);
+}
+
+fn acts_within_grace(ctx: &Context, grace: u64, r: &mut CheckResult, election: &str, ops: &[Operation]) {
+    for o in ops {
+        let (Op::LeaderAct { election: e, token }, Some(session)) = (&o.op, o.session) else {
+            continue;
+        };
+        if e != election {
+            continue;
+        }
+        let Some((state, since)) = ctx.states.at(o.client, session, o.invoked) else {
+            continue;
+        };
+        let deadline = since + grace * NS_PER_MS;
+        // Paused when its grace ran out, it acted as it resumed: the
+        // recipe and the application woke together.
+        let woke = |t: Time| {
+            ctx.pauses
+                .covering(o.client, deadline, deadline)
+                .is_some_and(|(_, q)| t <= q.saturating_add(STEP))
+        };
+        let kind = match state.to_ascii_lowercase().as_str() {
+            "disconnected" if o.invoked > deadline + STEP && !woke(o.invoked) => "acted-past-grace",
+            "expired" | "closed" if o.invoked > since + STEP => "acted-after-session-end",
+            _ => continue,
+        };
+        r.violation(
+            Violation::new(
+                kind,
+                format!(
+                    "election {election}: client {} acted as leader with token {token} at {}, but its session \
+                     {session:#x} was {state} since {} (grace {grace} ms, no reconnect since): {}",
+                    o.client,
+                    ms(o.invoked),
+                    ms(since),
+                    describe(o)
+                ),
+            )
+            .ops([o.id])
+            .clients([o.client])
+            .times([since, o.invoked]),
+        );
+    }
+}
+
+fn rejected_acts(ctx: &Context, r: &mut CheckResult, election: &str, ops: &[Operation], terms: &[Term]) {
+    let mut rejected = 0;
+    for o in ops {
+        let Op::LeaderAct { election: e, token: t } = &o.op else {
+            continue;
+        };
+        if e != election || !matches!(ok_value(o), Some(Value::Error { .. })) {
+            continue;
+        }
+        rejected += 1;
+        let term = terms
+            .iter()
+            .rev()
+            .find(|x| x.campaign.client == o.client && x.token == *t && x.start <= o.invoked);
+        let from = term.map_or(0, |x| x.campaign.invoked);
+        // The resource judged the act when it completed.
+        if ctx
+            .excuse(o.client, o.session, from, o.completed.unwrap_or(o.invoked))
+            .is_none()
+        {
+            r.violation(
+                Violation::new(
+                    "stale-act-rejected",
+                    format!(
+                        "election {election}: the resource rejected {} (a newer leader had acted), yet the \
+                         ensemble never ended client {}'s session while it could not know: the election let it fall \
+                         behind",
+                        describe(o),
+                        o.client
+                    ),
+                )
+                .ops([o.id])
+                .clients([o.client])
+                .times([o.invoked]),
+            );
+        }
+    }
+    r.figure("stale_acts_rejected", rejected as f64);
+}
+
+/// Judges the leaderships of every election in the history into `r`.
+pub fn check_into(h: &History, p: &Params, ops: &[Operation], r: &mut CheckResult) {
+    let mut elections: Vec<&str> = ops
+        .iter()
+        .filter_map(|o| match &o.op {
+            Op::Campaign { election } | Op::LeaderAct { election, .. } => Some(election.as_str()),
+            _ => None,
+        })
+        .collect();
+    elections.sort_unstable();
+    elections.dedup();
+    let grace = p
+        .leader_grace_ms
+        .or_else(|| h.meta.get("leader_grace_ms").and_then(|g| g.trim().parse().ok()));
+    let ctx = Context {
+        ends: SessionEnds::of(h),
+        states: SessionStates::of(h),
+        pauses: Pauses::of(h),
+        grace,
+        end: super::end_of_history(h),
+    };
+    if grace.is_none() && !elections.is_empty() {
+        r.note("no leader grace recorded (meta leader_grace_ms): acts after a disconnection were not judged");
+    }
+    for e in elections {
+        let terms = terms(ops, e);
+        overlaps(&ctx, r, e, &terms);
+        if let Some(g) = grace {
+            acts_within_grace(&ctx, g, r, e, ops);
+        }
+        rejected_acts(&ctx, r, e, ops, &terms);
+    }
+}
+
+#[cfg(test)]
+#[path = "leadership_tests.rs"]
+mod tests;

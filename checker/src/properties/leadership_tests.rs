@@ -1,0 +1,242 @@
+//! Hand-built histories that keep and that break each leadership promise.
+
+use crate::history::{History, Op, Outcome, TxnRecord, Value};
+use crate::properties::election::check;
+use crate::properties::testkit::Builder;
+use crate::properties::{Params, Verdict};
+
+const A: i64 = 0xa;
+const B: i64 = 0xb;
+
+fn camp() -> Op {
+    Op::Campaign { election: "e".into() }
+}
+fn act(t: i64) -> Op {
+    Op::LeaderAct {
+        election: "e".into(),
+        token: t,
+    }
+}
+fn lost(t: i64) -> Op {
+    Op::LeadershipLost {
+        election: "e".into(),
+        token: t,
+        reason: "session ended".into(),
+    }
+}
+fn resign() -> Op {
+    Op::Resign { election: "e".into() }
+}
+fn ok(b: &mut Builder, t0: u64, t1: u64, client: u32, session: i64, op: Op, v: Value) {
+    let id = b.invoke_s(t0, client, Some(session), op);
+    b.complete(id, t1, Outcome::Ok { value: v });
+}
+fn stale() -> Value {
+    Value::Error {
+        code: "StaleToken".into(),
+        results: Vec::new(),
+    }
+}
+/// The ensemble expires `session` at `t` ms.
+fn expire(b: &mut Builder, t: u64, session: i64) {
+    b.commit(
+        t,
+        0x100 + t as i64,
+        TxnRecord::CloseSession {
+            session,
+            expired: true,
+            deleted: Vec::new(),
+        },
+    );
+}
+fn grace(ms: u64) -> Params {
+    Params {
+        leader_grace_ms: Some(ms),
+        ..Params::default()
+    }
+}
+
+/// Client 1 leads 10–100 ms and hands over; client 2 leads from 120 ms.
+fn handover() -> Builder {
+    let mut b = Builder::new();
+    b.session(0, 1, A, "connected");
+    b.session(0, 2, B, "connected");
+    ok(&mut b, 0, 10, 1, A, camp(), Value::Token { token: 5 });
+    ok(&mut b, 20, 22, 1, A, act(5), Value::Unit);
+    ok(&mut b, 100, 110, 1, A, resign(), Value::Unit);
+    ok(&mut b, 5, 120, 2, B, camp(), Value::Token { token: 9 });
+    ok(&mut b, 130, 132, 2, B, act(9), Value::Unit);
+    b
+}
+
+#[test]
+fn successive_leaderships_pass() {
+    let r = check(&handover().build(), &grace(0));
+    assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+    assert_eq!(r.figures["stale_acts_rejected"], 0.0);
+}
+
+#[test]
+fn a_loss_report_ends_a_leadership() {
+    let mut b = Builder::new();
+    ok(&mut b, 0, 10, 1, A, camp(), Value::Token { token: 5 });
+    ok(&mut b, 50, 50, 1, A, lost(5), Value::Unit);
+    ok(&mut b, 5, 60, 2, B, camp(), Value::Token { token: 9 });
+    ok(&mut b, 200, 201, 1, A, resign(), Value::Unit);
+    assert_eq!(check(&b.build(), &grace(0)).verdict, Verdict::Pass);
+}
+
+#[test]
+fn overlapping_leaderships_fail() {
+    let mut b = handover();
+    // Client 3 is told it leads while client 1 still does.
+    ok(&mut b, 30, 40, 3, 0xc, camp(), Value::Token { token: 7 });
+    ok(&mut b, 50, 51, 3, 0xc, resign(), Value::Unit);
+    let r = check(&b.build(), &grace(0));
+    assert_eq!(r.kinds(), vec!["leaders-overlap"], "{r:#?}");
+    assert_eq!(r.violations[0].clients, vec![1, 3]);
+}
+
+#[test]
+fn an_overlap_is_excused_when_the_older_leader_could_not_know() {
+    // Client 1 is paused (it records nothing) while the ensemble expires
+    // its session and elects client 2; on resume its act is rejected.
+    let mut b = Builder::new();
+    b.session(0, 1, A, "connected");
+    ok(&mut b, 0, 10, 1, A, camp(), Value::Token { token: 5 });
+    b.fault_on(20, "pause", "client1");
+    expire(&mut b, 50, A);
+    ok(&mut b, 5, 60, 2, B, camp(), Value::Token { token: 9 });
+    ok(&mut b, 70, 71, 2, B, act(9), Value::Unit);
+    b.fault_on(80, "resume", "client1");
+    ok(&mut b, 80, 81, 1, A, act(5), stale());
+    ok(&mut b, 82, 82, 1, A, lost(5), Value::Unit);
+    let r = check(&b.build(), &grace(0));
+    assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+    assert_eq!(r.figures["overlaps_excused"], 1.0);
+    assert_eq!(r.figures["stale_acts_rejected"], 1.0);
+}
+
+#[test]
+fn an_expiry_excuses_only_a_leader_that_could_not_know() {
+    let base = || {
+        let mut b = Builder::new();
+        b.session(0, 1, A, "connected");
+        ok(&mut b, 0, 10, 1, A, camp(), Value::Token { token: 5 });
+        ok(&mut b, 5, 60, 2, B, camp(), Value::Token { token: 9 });
+        b
+    };
+    // No session end: the overlap is the recipe's.
+    assert_eq!(check(&base().build(), &grace(0)).kinds(), vec!["leaders-overlap"]);
+    // Disconnected at 20 ms, expired at 50 ms, still leading at 60 ms: with
+    // no grace it should have stepped down at 20 ms.
+    let mut b = base();
+    b.session(20, 1, A, "disconnected");
+    expire(&mut b, 50, A);
+    let h: History = b.build();
+    assert_eq!(check(&h, &grace(0)).kinds(), vec!["leaders-overlap"]);
+    // With a 40 ms grace it could still lead when the session ended.
+    let r = check(&h, &grace(40));
+    assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+    // Another session's expiry excuses nothing.
+    let mut b = base();
+    expire(&mut b, 50, B);
+    assert_eq!(check(&b.build(), &grace(0)).kinds(), vec!["leaders-overlap"]);
+}
+
+#[test]
+fn acting_past_the_grace_after_disconnected_fails() {
+    let mut b = handover();
+    b.session(40, 1, A, "disconnected");
+    ok(&mut b, 45, 46, 1, A, act(5), Value::Unit);
+    // Within a 10 ms grace: fine.
+    assert_eq!(check(&b.clone_build(), &grace(10)).verdict, Verdict::Pass);
+    // With none, the act 5 ms after Disconnected breaks the promise.
+    let r = check(&b.clone_build(), &grace(0));
+    assert_eq!(r.kinds(), vec!["acted-past-grace"], "{r:#?}");
+    // The grace the application recorded applies without a parameter.
+    let mut h = b.clone_build();
+    h.meta.insert("leader_grace_ms".into(), "2".into());
+    assert_eq!(check(&h, &Params::default()).kinds(), vec!["acted-past-grace"]);
+    // A reconnect before the act makes it fine again.
+    b.session(44, 1, A, "connected");
+    assert_eq!(check(&b.build(), &grace(0)).verdict, Verdict::Pass);
+}
+
+#[test]
+fn acting_the_instant_the_disconnection_is_seen_is_fine() {
+    let mut b = handover();
+    b.session(40, 1, A, "disconnected");
+    ok(&mut b, 40, 41, 1, A, act(5), Value::Unit);
+    assert_eq!(check(&b.build(), &grace(0)).verdict, Verdict::Pass);
+}
+
+#[test]
+fn acting_after_the_session_ended_fails() {
+    let mut b = handover();
+    b.session(40, 1, A, "expired");
+    ok(&mut b, 60, 61, 1, A, act(5), Value::Unit);
+    let r = check(&b.build(), &grace(1000));
+    assert_eq!(r.kinds(), vec!["acted-after-session-end"], "{r:#?}");
+}
+
+#[test]
+fn without_a_recorded_grace_disconnected_acts_are_not_judged() {
+    let mut b = handover();
+    b.session(40, 1, A, "disconnected");
+    ok(&mut b, 90, 91, 1, A, act(5), Value::Unit);
+    let r = check(&b.build(), &Params::default());
+    assert_eq!(r.verdict, Verdict::Pass);
+    assert!(r.notes.iter().any(|n| n.contains("leader_grace_ms")), "{r:#?}");
+}
+
+#[test]
+fn a_rejected_act_without_an_excuse_fails_and_is_counted() {
+    let mut b = handover();
+    // Client 1 campaigns again and is rejected although its session never
+    // ended.
+    ok(&mut b, 140, 150, 1, A, camp(), Value::Token { token: 7 });
+    ok(&mut b, 151, 152, 1, A, act(7), stale());
+    let r = check(&b.build(), &grace(0));
+    assert!(r.kinds().contains(&"stale-act-rejected"), "{r:#?}");
+    assert_eq!(r.figures["stale_acts_rejected"], 1.0);
+}
+
+#[test]
+fn a_pause_over_the_grace_deadline_excuses_only_the_act_on_waking() {
+    let mut b = handover();
+    b.session(40, 1, A, "disconnected");
+    // Grace 10 ms: due to step down at 50 ms, but paused 45–70 ms.
+    b.fault_on(45, "pause", "client1");
+    b.fault_on(70, "resume", "client1");
+    ok(&mut b, 70, 71, 1, A, act(5), Value::Unit);
+    assert_eq!(check(&b.clone_build(), &grace(10)).verdict, Verdict::Pass);
+    ok(&mut b, 75, 76, 1, A, act(5), Value::Unit);
+    assert_eq!(check(&b.build(), &grace(10)).kinds(), vec!["acted-past-grace"]);
+}
+
+#[test]
+fn a_pause_from_the_grace_deadline_to_the_expiry_excuses_an_overlap() {
+    let mut b = Builder::new();
+    b.session(0, 1, A, "connected");
+    ok(&mut b, 0, 10, 1, A, camp(), Value::Token { token: 5 });
+    b.session(20, 1, A, "disconnected");
+    // Grace 10 ms: due at 30 ms; paused 25–90 ms, expired at 50 ms.
+    b.fault_on(25, "pause", "client1");
+    expire(&mut b, 50, A);
+    ok(&mut b, 5, 60, 2, B, camp(), Value::Token { token: 9 });
+    b.fault_on(90, "resume", "client1");
+    ok(&mut b, 90, 90, 1, A, lost(5), Value::Unit);
+    assert_eq!(check(&b.clone_build(), &grace(10)).verdict, Verdict::Pass);
+    // Had it resumed at 40 ms, it should have stepped down before 50 ms.
+    let mut h = b.build();
+    for e in &mut h.events {
+        if let crate::history::Event::Fault { time, kind, .. } = e {
+            if kind == "resume" {
+                *time = 40 * crate::properties::testkit::MS;
+            }
+        }
+    }
+    h.events.sort_by_key(crate::history::Event::time);
+    assert_eq!(check(&h, &grace(10)).kinds(), vec!["leaders-overlap"]);
+}
