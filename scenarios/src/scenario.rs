@@ -169,6 +169,12 @@ pub struct Workload {
     /// cancelled acquire); after the heal acquires block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acquire_timeout_ms: Option<u64>,
+    /// Lock, rwlock, revocable lock, semaphore and election: the share of
+    /// acquires (campaigns) that give up after a wait drawn from 10 ms to
+    /// half the session timeout, as applications with a deadline do: the
+    /// waiter's node vanishes without it ever holding.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub give_up: f64,
     /// Lock: what a holder does when its connection drops.
     #[serde(default, skip_serializing_if = "OnDisconnect::is_keep")]
     pub on_disconnect: OnDisconnect,
@@ -194,6 +200,10 @@ impl OnDisconnect {
     fn is_keep(&self) -> bool {
         *self == OnDisconnect::Keep
     }
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 fn d_duration() -> u64 {
@@ -402,6 +412,12 @@ impl Scenario {
                 Ok(())
             }
         };
+        if !(0.0..=1.0).contains(&self.workload.give_up) {
+            return Err(bad(
+                "workload.give_up",
+                format!("expected a probability in [0, 1], found {}", self.workload.give_up),
+            ));
+        }
         range("workload.think_ms", self.workload.think_ms)?;
         range("workload.hold_ms", self.workload.hold_ms)?;
         range("faults.interval_ms", self.faults.interval_ms)?;

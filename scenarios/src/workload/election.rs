@@ -1,6 +1,6 @@
 //! Elections and leader latches as applications run them: one election
 //! object per session, kept across terms; campaigns that sometimes give up
-//! (so a waiter's node vanishes without it ever leading); terms that are
+//! (`workload.give_up`: a waiter's node vanishes without it ever leading); terms that are
 //! sometimes held past the session timeout, acting all along while the
 //! recipe says "you lead"; and every end of leadership the recipe reports,
 //! recorded the instant the application learns it (`LeadershipLost`).
@@ -108,13 +108,6 @@ async fn serve(
     }
 }
 
-/// How long a campaign waits before giving up (`None`: for ever).
-fn patience(env: &mut Env) -> Option<Duration> {
-    env.rng
-        .gen_bool(0.3)
-        .then(|| Duration::from_millis(env.between([20, env.session_timeout_ms as u64 / 2])))
-}
-
 pub async fn election(mut env: Env) {
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
@@ -134,7 +127,7 @@ pub async fn election(mut env: Env) {
                 election: ELECTION.into(),
             },
         );
-        let limit = patience(&mut env);
+        let limit = env.patience();
         match e.campaign(&data, limit).await {
             Ok(Some(l)) => {
                 let token = l.token();
@@ -154,10 +147,7 @@ pub async fn election(mut env: Env) {
                     Err(e) => env.err(rid, &e),
                 }
             }
-            Ok(None) => {
-                env.exercised("election.campaign-gave-up");
-                env.fail(id, "gave up waiting");
-            }
+            Ok(None) => env.gave_up(id),
             Err(e) => env.err(id, &e),
         }
         env.think().await;

@@ -146,6 +146,20 @@ impl AnySemaphore {
             AnySemaphore::Leaked(s) => AnyGuard::Plain(s.acquire().await?),
         })
     }
+
+    /// Acquires, giving up after `limit` if there is one (`Ok(None)`).
+    pub async fn acquire_within(&self, limit: Option<Duration>) -> RecipeResult<Option<AnyGuard>> {
+        match (self, limit) {
+            (AnySemaphore::Correct(s), Some(l)) => Ok(s.try_acquire_for(l).await?.map(AnyGuard::Correct)),
+            // The planted type has no timed acquire: the application drops
+            // the acquire when its deadline passes.
+            (AnySemaphore::Leaked(s), Some(l)) => match madsim::time::timeout(l, s.acquire()).await {
+                Ok(r) => Ok(Some(AnyGuard::Plain(r?))),
+                Err(_) => Ok(None),
+            },
+            (s, None) => s.acquire().await.map(Some),
+        }
+    }
 }
 
 impl Env {

@@ -1,6 +1,7 @@
 //! Locks, read/write locks and semaphores: acquire (recording the fencing
-//! token), write to the protected resource with it while the hold looks
-//! alive, hold, release.
+//! token; a `workload.give_up` share of acquires give up after a while),
+//! write to the protected resource with it while the hold looks alive,
+//! hold, release. One recipe object per session, kept across acquires.
 
 use std::time::Duration;
 
@@ -29,8 +30,14 @@ pub async fn lock(mut env: Env) {
     let heal = env.stop - Duration::from_secs(w.liveness_s);
     // An acquire started on a fresh session after a disconnect (new-session).
     let mut carried: Option<(OpId, RecipeResult<Option<AnyGuard>>)> = None;
+    // One lock object per session, kept across acquires as an application
+    // keeps it.
+    let mut lock = AnyLock::new(variant, ctx.clone(), LOCK, env.id);
     while env.running() {
-        env.renew(&mut zk, &mut ctx);
+        if zk.state().is_terminal() {
+            env.renew(&mut zk, &mut ctx);
+            lock = AnyLock::new(variant, ctx.clone(), LOCK, env.id);
+        }
         if carried.is_none() && zk.session_id() == 0 {
             // Record acquires with their session: a hold abandoned (new
             // session) or cut short by expiry ends, for the checker, when
@@ -40,7 +47,6 @@ pub async fn lock(mut env: Env) {
         let (id, r) = match carried.take() {
             Some(c) => c,
             None => {
-                let lock = AnyLock::new(variant, ctx.clone(), LOCK, env.id);
                 let id = env.invoke(
                     Some(&zk),
                     Op::Acquire {
@@ -50,7 +56,11 @@ pub async fn lock(mut env: Env) {
                 );
                 let r = match timeout {
                     Some(t) if Instant::now() < heal => lock.try_acquire_for(t).await,
-                    _ => lock.acquire().await.map(Some),
+                    Some(_) => lock.acquire().await.map(Some),
+                    None => match env.patience() {
+                        Some(t) => lock.try_acquire_for(t).await,
+                        None => lock.acquire().await.map(Some),
+                    },
                 };
                 (id, r)
             }
@@ -90,7 +100,7 @@ pub async fn lock(mut env: Env) {
                     Err(e) => env.err(rid, &e),
                 }
             }
-            Ok(None) => env.fail(id, "acquire timed out (cancelled)"),
+            Ok(None) => env.gave_up(id),
             Err(e) => env.err(id, &e),
         }
         env.think().await;
@@ -100,9 +110,12 @@ pub async fn lock(mut env: Env) {
 pub async fn rwlock(mut env: Env) {
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
+    let mut lock = RwLock::new(ctx.clone(), RW);
     while env.running() {
-        env.renew(&mut zk, &mut ctx);
-        let lock = RwLock::new(ctx.clone(), RW);
+        if zk.state().is_terminal() {
+            env.renew(&mut zk, &mut ctx);
+            lock = RwLock::new(ctx.clone(), RW);
+        }
         let shared = env.rng.gen_bool(0.6);
         let id = env.invoke(
             Some(&zk),
@@ -111,9 +124,15 @@ pub async fn rwlock(mut env: Env) {
                 shared,
             },
         );
-        let r = if shared { lock.read().await } else { lock.write().await };
+        let r = match (env.patience(), shared) {
+            (Some(t), true) => lock.try_read_for(t).await,
+            (Some(t), false) => lock.try_write_for(t).await,
+            (None, true) => lock.read().await.map(Some),
+            (None, false) => lock.write().await.map(Some),
+        };
         match r {
-            Ok(guard) => {
+            Ok(None) => env.gave_up(id),
+            Ok(Some(guard)) => {
                 let token = guard.token();
                 env.ok(id, Value::Token { token });
                 if !shared && !guard.is_lost() {
@@ -136,15 +155,23 @@ pub async fn semaphore(mut env: Env) {
     let permits = env.scenario.workload.permits;
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
+    let variant = env.scenario.workload.variant;
+    let Ok(mut sem) = AnySemaphore::new(variant, ctx.clone(), SEM, permits) else {
+        return;
+    };
     while env.running() {
-        env.renew(&mut zk, &mut ctx);
-        let sem = match AnySemaphore::new(env.scenario.workload.variant, ctx.clone(), SEM, permits) {
-            Ok(s) => s,
-            Err(_) => return,
-        };
+        if zk.state().is_terminal() {
+            env.renew(&mut zk, &mut ctx);
+            sem = match AnySemaphore::new(variant, ctx.clone(), SEM, permits) {
+                Ok(s) => s,
+                Err(_) => return,
+            };
+        }
         let id = env.invoke(Some(&zk), Op::Acquired { semaphore: SEM.into() });
-        match sem.acquire().await {
-            Ok(lease) => {
+        let limit = env.patience();
+        match sem.acquire_within(limit).await {
+            Ok(None) => env.gave_up(id),
+            Ok(Some(lease)) => {
                 env.ok(id, Value::Token { token: lease.token() });
                 env.hold().await;
                 let rid = env.invoke(Some(&zk), Op::Returned { semaphore: SEM.into() });

@@ -210,6 +210,24 @@ impl Env {
         madsim::time::sleep(Duration::from_millis(ms)).await;
     }
 
+    /// How long the next acquire (campaign) may wait before it gives up:
+    /// `Some` for a `workload.give_up` share of them (no draw when zero, so
+    /// scenarios without it keep their schedules).
+    pub fn patience(&mut self) -> Option<Duration> {
+        let p = self.scenario.workload.give_up;
+        if p <= 0.0 || !self.rng.gen_bool(p) {
+            return None;
+        }
+        let most = (self.session_timeout_ms as u64 / 2).max(10);
+        Some(Duration::from_millis(self.between([10, most])))
+    }
+
+    /// An acquire (campaign) that gave up: it definitely holds nothing.
+    pub fn gave_up(&self, id: OpId) {
+        self.exercised("acquire-gave-up");
+        self.fail(id, "gave up waiting (cancelled)");
+    }
+
     pub async fn hold(&mut self) {
         let ms = self.between(self.scenario.workload.hold_ms).max(1);
         madsim::time::sleep(Duration::from_millis(ms)).await;

@@ -11,6 +11,7 @@ use futures::future::{select, Either};
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
 use zkdst_recipes::lock::RwLock;
+use zkdst_recipes::zk::ZkClient;
 use zkdst_sim::client::SimClient;
 use zkdst_sim::runtime::SimRuntime;
 
@@ -24,9 +25,12 @@ const PATIENCE_MS: [u64; 2] = [100, 600];
 pub async fn client(mut env: Env) {
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
+    let mut lock = RwLock::new(ctx.clone(), DIR);
     while env.running() {
-        env.renew(&mut zk, &mut ctx);
-        let lock = RwLock::new(ctx.clone(), DIR);
+        if zk.state().is_terminal() {
+            env.renew(&mut zk, &mut ctx);
+            lock = RwLock::new(ctx.clone(), DIR);
+        }
         let shared = env.rng.gen_bool(0.6);
         let id = env.invoke(
             Some(&zk),
@@ -42,19 +46,22 @@ pub async fn client(mut env: Env) {
             lock.try_write_for(patience).await
         };
         let acquired = match first {
-            Ok(Some(guard)) => Ok(guard),
+            Ok(Some(guard)) => Ok(Some(guard)),
             Ok(None) => {
                 revoke_holders(&mut env, &lock, shared).await;
-                if shared {
-                    lock.read().await
-                } else {
-                    lock.write().await
+                // A waiter with a deadline gives up if the holders are slow.
+                match (env.patience(), shared) {
+                    (Some(t), true) => lock.try_read_for(t).await,
+                    (Some(t), false) => lock.try_write_for(t).await,
+                    (None, true) => lock.read().await.map(Some),
+                    (None, false) => lock.write().await.map(Some),
                 }
             }
             Err(e) => Err(e),
         };
         match acquired {
-            Ok(guard) => {
+            Ok(None) => env.gave_up(id),
+            Ok(Some(guard)) => {
                 let token = guard.token();
                 env.ok(id, Value::Token { token });
                 if !shared && !guard.is_lost() {
