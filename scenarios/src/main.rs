@@ -356,11 +356,7 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
                     Err(e) => println!("{e}"),
                 }
             }
-            println!("\ncheckers: {}", {
-                let mut n = zkdst_checker::properties::names();
-                n.extend(zkdst_scenarios::checks::LOCAL);
-                n.join(", ")
-            });
+            println!("\ncheckers: {}", zkdst_checker::properties::names().join(", "));
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Bench {

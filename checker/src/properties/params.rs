@@ -41,6 +41,14 @@ pub struct Params {
     pub liveness_bound_ms: u64,
     /// Liveness: overrides the heal time (ms); otherwise see [`healed_at`].
     pub healed_at_ms: Option<u64>,
+    /// Progress: how many operations must succeed after the heal. A
+    /// scenario sets it from `check.min_progress`.
+    #[serde(skip)]
+    pub min_progress: u64,
+    /// Semaphore: the permits; `None`: the history's meta `permits`. A
+    /// scenario sets it from `workload.permits`.
+    #[serde(skip)]
+    pub permits: Option<u32>,
 }
 
 impl Default for Params {
@@ -54,6 +62,8 @@ impl Default for Params {
             counter_initial: 0,
             liveness_bound_ms: 30_000,
             healed_at_ms: None,
+            min_progress: 1,
+            permits: None,
         }
     }
 }
