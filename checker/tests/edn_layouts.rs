@@ -116,6 +116,9 @@ fn errors_name_file_line_and_column() {
 
 // ---- the writer, and what the reader makes of any file ----
 
+/// An operation outstanding: (id, op, outcome choice, result number, error).
+type Pending = (u64, Op, u8, i64, String);
+
 /// A history of register, multi-register, mutex and queue operations as
 /// the reader builds one: ids in invocation order, at most one operation
 /// outstanding per process, times increasing.
@@ -163,9 +166,9 @@ fn history() -> impl Strategy<Value = History> {
     let step = (0u32..4, op, 0u8..4, -5i64..5, "[a-z \"\\\\]{0,6}");
     proptest::collection::vec(step, 0..24).prop_map(|steps| {
         let mut h = History::new();
-        let mut pending: Vec<Option<(u64, Op, u8, i64, String)>> = vec![None; 4];
+        let mut pending: Vec<Option<Pending>> = vec![None; 4];
         let (mut time, mut next_id) = (0u64, 0u64);
-        let close = |h: &mut History, client: u32, (id, op, choice, n, err): (u64, Op, u8, i64, String), time: u64| {
+        let close = |h: &mut History, client: u32, (id, op, choice, n, err): Pending, time: u64| {
             let outcome = match choice % 4 {
                 0 => Outcome::Fail { error: err },
                 1 => Outcome::Info { error: err },
