@@ -6,7 +6,6 @@
 
 pub mod api;
 pub mod bench;
-pub mod checks;
 pub mod fuzz;
 pub mod nemesis;
 pub mod plan;

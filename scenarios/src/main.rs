@@ -18,11 +18,27 @@ use zkdst_scenarios::{repro_line, run, shrink, FaultPlan, RunOutcome, RunVerdict
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Exit codes, the same for every command.
+const EXIT_PASS: u8 = 0;
+const EXIT_VIOLATION: u8 = 1;
+const EXIT_UNKNOWN: u8 = 2;
+const EXIT_USAGE: u8 = 3;
+
+const EXIT_CODES_HELP: &str = "\
+Exit codes (every command):
+  0  pass: linearizable, every checker passed, every seed passed
+  1  violation: NOT linearizable, a checker found a violation, a seed failed
+     (fuzz, merge: or a campaign minimum was not met; shrink: the seed fails
+     and a plan was written; bench bugs: a bug escaped or a correct twin failed)
+  2  unknown: a checker could not decide and nothing failed
+  3  usage or input error: bad arguments, an unreadable or malformed file";
+
 #[derive(Parser)]
 #[command(
     name = "zkdst",
     version,
-    about = "Deterministic simulation testing for ZooKeeper recipes"
+    about = "Deterministic simulation testing for ZooKeeper recipes",
+    after_help = EXIT_CODES_HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -89,18 +105,23 @@ enum Cmd {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Check a recorded or third-party history for linearizability.
+    /// Check a recorded or third-party history: linearizability against a
+    /// model, or the named checkers. First line: the verdict
+    /// (`linearizable`, `NOT linearizable`, `unknown`; or per checker
+    /// `NAME: pass`, `NAME: violation`, `NAME: unknown`).
+    #[command(after_help = EXIT_CODES_HELP)]
     Check {
         file: PathBuf,
         /// jepsen-etcd, porcupine-kv, edn or zkdst.
         #[arg(long)]
         format: String,
         /// register, cas-register, multi-register, kv, queue, set, counter, mutex.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "checkers")]
         model: Option<String>,
-        /// For a zkdst history without --model: the checkers to run
-        /// (repeatable; default zk-consistency — ZooKeeper's model: writes
-        /// linearizable, reads sequentially consistent).
+        /// The checkers to run (repeatable; `zkdst list` names them). A zkdst
+        /// history without --model or --checker is judged by zk-consistency
+        /// (ZooKeeper's model: writes linearizable, reads sequentially
+        /// consistent).
         #[arg(long = "checker")]
         checkers: Vec<String>,
     },
@@ -147,12 +168,20 @@ enum BenchCmd {
 
 fn main() -> ExitCode {
     restore_sigpipe();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // --help and --version are not errors; every usage error is 3
+            // (clap's own default is 2, which here means "unknown").
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_PASS });
+        }
+    };
     match dispatch(cli.cmd) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::from(2)
+            ExitCode::from(EXIT_USAGE)
         }
     }
 }
@@ -213,10 +242,22 @@ fn report(path: &Path, sc: &Scenario, o: &RunOutcome) {
 }
 
 fn exit_for(v: RunVerdict) -> ExitCode {
-    match v {
-        RunVerdict::Pass | RunVerdict::Unknown => ExitCode::SUCCESS,
-        RunVerdict::Fail => ExitCode::from(1),
-    }
+    ExitCode::from(match v {
+        RunVerdict::Pass => EXIT_PASS,
+        RunVerdict::Fail => EXIT_VIOLATION,
+        RunVerdict::Unknown => EXIT_UNKNOWN,
+    })
+}
+
+/// A campaign's exit code: any failure beats any undecided seed.
+fn exit_for_campaign(failed: bool, unknown: bool) -> ExitCode {
+    ExitCode::from(if failed {
+        EXIT_VIOLATION
+    } else if unknown {
+        EXIT_UNKNOWN
+    } else {
+        EXIT_PASS
+    })
 }
 
 /// `zkdst replay ... | head` should end quietly when the reader goes away,
@@ -299,7 +340,7 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
                 sc.hash(),
                 r.plan.hash()
             );
-            Ok(ExitCode::from(1))
+            Ok(ExitCode::from(EXIT_VIOLATION))
         }
         Cmd::Check {
             file,
@@ -307,21 +348,21 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
             model,
             checkers,
         } => {
-            if format == "zkdst" && model.is_none() {
-                return check_zkdst_history(&file, &checkers);
-            }
             let format: zkdst_checker::formats::Format = format.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+            if !checkers.is_empty() || (format == zkdst_checker::formats::Format::Zkdst && model.is_none()) {
+                return check_with_checkers(&file, format, &checkers);
+            }
             let model = model
                 .map(|m| m.parse::<zkdst_checker::models::ModelName>())
                 .transpose()
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             let r = zkdst_checker::check_file(&file, format, model, Default::default())?;
             print!("{}", r.text);
-            Ok(match r.verdict {
-                zkdst_checker::linearizability::Verdict::Linearizable => ExitCode::SUCCESS,
-                zkdst_checker::linearizability::Verdict::NotLinearizable(_) => ExitCode::from(1),
-                zkdst_checker::linearizability::Verdict::Unknown(_) => ExitCode::from(2),
-            })
+            Ok(ExitCode::from(match r.verdict {
+                zkdst_checker::linearizability::Verdict::Linearizable => EXIT_PASS,
+                zkdst_checker::linearizability::Verdict::NotLinearizable(_) => EXIT_VIOLATION,
+                zkdst_checker::linearizability::Verdict::Unknown(_) => EXIT_UNKNOWN,
+            }))
         }
         Cmd::List => {
             for p in zkdst_scenarios::scenario::shipped() {
@@ -356,11 +397,7 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
                     Err(e) => println!("{e}"),
                 }
             }
-            println!("\ncheckers: {}", {
-                let mut n = zkdst_checker::properties::names();
-                n.extend(zkdst_scenarios::checks::LOCAL);
-                n.join(", ")
-            });
+            println!("\ncheckers: {}", zkdst_checker::properties::names().join(", "));
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Bench {
@@ -388,7 +425,8 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
                 print!("{}", fuzz::render_summary(&sums));
             }
             let failed = sums.values().any(|s| s.fail > 0);
-            Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+            let unknown = sums.values().any(|s| s.unknown > 0);
+            Ok(exit_for_campaign(failed, unknown))
         }
     }
 }
@@ -492,11 +530,8 @@ fn fuzz_cmd(
         );
     }
     let failed = sums.values().any(|s| s.fail > 0);
-    Ok(if failed || unmet_any {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    let unknown = sums.values().any(|s| s.unknown > 0);
+    Ok(exit_for_campaign(failed || unmet_any, unknown))
 }
 
 /// `zkdst bench bugs`: the logic lives in `zkdst_scenarios::bench::bugs`.
@@ -541,42 +576,41 @@ fn bench_bugs(
         print!("{}", bugs::render(&results, &opts));
     }
     let ok = results.iter().all(|b| b.caught() && b.correct_failed.is_empty());
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(ExitCode::from(if ok { EXIT_PASS } else { EXIT_VIOLATION }))
 }
 
-/// `zkdst check FILE --format zkdst` without a model: a recorded ZooKeeper
-/// history, judged by ZooKeeper's consistency model (and any other named
-/// checkers). First line: the verdict; exit 0 pass, 1 violation, 2 unknown.
-fn check_zkdst_history(file: &std::path::Path, checkers: &[String]) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    let history = zkdst_checker::history::History::from_json(&text)
-        .map_err(|e| anyhow::anyhow!("{}: line {}, column {}: {e}", file.display(), e.line(), e.column()))?;
-    let names: Vec<String> = if checkers.is_empty() {
-        vec!["zk-consistency".to_string()]
+/// `zkdst check FILE --format F --checker C...`, or a zkdst history
+/// without a model (judged by zk-consistency): the first line gives each
+/// checker's verdict, `NAME: pass`, `NAME: violation` or `NAME: unknown`;
+/// exit 1 if any found a violation, else 2 if any could not decide.
+fn check_with_checkers(
+    file: &Path,
+    format: zkdst_checker::formats::Format,
+    checkers: &[String],
+) -> anyhow::Result<ExitCode> {
+    use zkdst_checker::Verdict;
+    let history = format.read(file)?;
+    let names: Vec<&str> = if checkers.is_empty() {
+        vec![zkdst_checker::zk_consistency::NAME]
     } else {
-        checkers.to_vec()
+        checkers.iter().map(String::as_str).collect()
     };
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let results = zkdst_checker::properties::registry::run_all(&names, &history, &Default::default())
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let violation = results.iter().any(|r| r.verdict == zkdst_checker::Verdict::Violation);
-    let unknown = results.iter().any(|r| r.verdict == zkdst_checker::Verdict::Unknown);
-    println!(
-        "{}",
-        if violation {
-            "NOT linearizable"
-        } else if unknown {
-            "unknown"
-        } else {
-            "linearizable"
-        }
-    );
+    let words: Vec<String> = results
+        .iter()
+        .map(|r| {
+            let word = match r.verdict {
+                Verdict::Pass => "pass",
+                Verdict::Violation => "violation",
+                Verdict::Unknown => "unknown",
+            };
+            format!("{}: {word}", r.checker)
+        })
+        .collect();
+    println!("{}", words.join(", "));
     print!("{}", zkdst_checker::report::render_text(&history, &results));
-    Ok(if violation {
-        ExitCode::from(1)
-    } else if unknown {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    })
+    let violation = results.iter().any(|r| r.verdict == Verdict::Violation);
+    let unknown = results.iter().any(|r| r.verdict == Verdict::Unknown);
+    Ok(exit_for_campaign(violation, unknown))
 }

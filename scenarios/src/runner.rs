@@ -10,12 +10,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use zkdst_checker::history::History;
-use zkdst_checker::properties::{self, CheckResult, Verdict};
+use zkdst_checker::properties::{self, progress, semaphore, CheckResult, Verdict};
 use zkdst_sim::cluster::{Cluster, EnsembleConfig};
 use zkdst_sim::recorder::Recorder;
 use zkdst_sim::runner::run_seed;
 
-use crate::checks;
 use crate::nemesis::{self, ClientRegistry, DEFAULT_LATENCY};
 use crate::plan::FaultPlan;
 use crate::scenario::{Recipe, Scenario};
@@ -133,13 +132,18 @@ fn finish(scenario: &Scenario, seed: u64, plan: FaultPlan, sim: SimResult, start
     } = sim;
     let mut results = Vec::new();
     if error.is_none() {
-        let params = &scenario.check.params;
+        let mut params = scenario.check.params.clone();
+        params.min_progress = scenario.check.min_progress;
+        params.permits = Some(scenario.workload.permits);
+        let params = &params;
         let ops = history.operations().unwrap_or_default();
         stats::analyse(&history, &ops, &mut stats);
         for name in &scenario.check.checkers {
+            // Over the operations already paired (a malformed history
+            // still gets its progress judged, as an empty one).
             let r = match name.as_str() {
-                "progress" => checks::progress(&history, &ops, params, scenario.check.min_progress),
-                "semaphore" => checks::semaphore(&history, &ops, scenario.workload.permits),
+                progress::NAME => progress::check_ops(&history, &ops, params),
+                semaphore::NAME => semaphore::check_ops(&history, &ops, params),
                 other => match properties::run(other, &history, params) {
                     Ok(r) => r,
                     Err(e) => CheckResult::unknown(other, e.to_string()),
@@ -148,7 +152,7 @@ fn finish(scenario: &Scenario, seed: u64, plan: FaultPlan, sim: SimResult, start
             results.push(r);
         }
         if !scenario.check.checkers.iter().any(|c| c == "progress") {
-            results.push(checks::progress(&history, &ops, params, scenario.check.min_progress));
+            results.push(progress::check_ops(&history, &ops, params));
         }
     }
     let verdict = if error.is_some() || results.iter().any(|r| r.verdict == Verdict::Violation) {

@@ -450,9 +450,8 @@ impl Scenario {
         }
         self.validate_variant(file)?;
         for (i, c) in self.check.checkers.iter().enumerate() {
-            if zkdst_checker::properties::lookup(c).is_err() && !crate::checks::LOCAL.contains(&c.as_str()) {
-                let mut known: Vec<&str> = zkdst_checker::properties::names();
-                known.extend(crate::checks::LOCAL);
+            if zkdst_checker::properties::lookup(c).is_err() {
+                let known: Vec<&str> = zkdst_checker::properties::names();
                 return Err(bad(
                     &format!("check.checkers[{i}]"),
                     format!("unknown checker {c:?}; expected one of {}", known.join(", ")),

@@ -38,10 +38,7 @@ impl Stats {
     }
 }
 
-/// True for ops a recipe workload records (not raw ZooKeeper calls).
-pub fn is_recipe_op(op: &Op) -> bool {
-    !op.is_zookeeper_call()
-}
+pub use zkdst_checker::properties::progress::is_recipe_op;
 
 fn is_create(op: &Op) -> bool {
     match op {

@@ -3,9 +3,12 @@
 
 use std::collections::HashMap;
 
-use super::edn::Edn;
+use super::edn::{truncate, Edn};
 use super::FormatError;
 use crate::history::{ClientId, Event, History, Op, OpId, Outcome, Time};
+
+/// The most of the offending text an error quotes.
+pub(crate) const MAX_FOUND: usize = 80;
 
 pub(crate) struct Builder<'a> {
     file: &'a str,
@@ -45,12 +48,41 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// An error at `line`, quoting at most [`MAX_FOUND`] characters of
+    /// what was found.
     pub(crate) fn error(&self, line: usize, expected: impl Into<String>, found: impl Into<String>) -> FormatError {
         FormatError::Malformed {
             file: self.file.to_string(),
             line,
+            column: None,
             expected: expected.into(),
-            found: found.into(),
+            found: truncate(&found.into(), MAX_FOUND),
+        }
+    }
+
+    /// An error at `line` and `column`, as [`Builder::error`].
+    pub(crate) fn error_at(
+        &self,
+        line: usize,
+        column: usize,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> FormatError {
+        match self.error(line, expected, found) {
+            FormatError::Malformed {
+                file,
+                line,
+                expected,
+                found,
+                ..
+            } => FormatError::Malformed {
+                file,
+                line,
+                column: Some(column),
+                expected,
+                found,
+            },
+            other => other,
         }
     }
 

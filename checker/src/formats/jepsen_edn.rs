@@ -1,87 +1,119 @@
 //! Jepsen EDN histories: op maps such as
-//! `{:type :invoke, :f :cas, :value [1 2], :process 3, :time 123}`, one per
-//! line or inside one vector. Understands the functions of a cas-register
-//! (`:read`, `:write`, `:cas`), of a multi-register (the same, with
-//! `[key value]` tuples as values), of a mutex (`:acquire`, `:release`;
-//! an integer `:value` on an acquire is its fencing token) and of a queue
-//! (`:enqueue`, `:dequeue`). Events of non-integer processes (the nemesis)
-//! are skipped. Times are `:time` when every event has one, else positions.
+//! `{:type :invoke, :f :cas, :value [1 2], :process 3, :time 123, :index 0}`,
+//! in any of the layouts Jepsen and Knossos write: one map per line, maps
+//! spread over several lines, or one vector or list around them all (with
+//! `;` comments, as Knossos' example histories are stored); records such as
+//! `#jepsen.history.Op{...}` read as maps, other tagged values (`#inst`,
+//! `#uuid`) as the values they tag, `#_` discards a form.
+//!
+//! Understands the functions of a cas-register (`:read`, `:write`, `:cas`),
+//! of a multi-register (the same, with `[key value]` tuples as values), of
+//! a mutex (`:acquire`, `:release`; an integer `:value` on an acquire is
+//! its fencing token) and of a queue (`:enqueue`, `:dequeue`). Events of
+//! non-integer processes (the nemesis) are skipped. Times are `:time` when
+//! every event has one, else positions; `:index` is accepted and unused.
+//! The text is read one op at a time.
 
 use super::builder::{key_string, process, Builder, EventType};
-use super::edn::{read_all_from, Edn};
+use super::edn::{Edn, EdnError, Pos, Reader};
 use super::FormatError;
-use crate::history::{History, Op, Outcome, Value};
+use crate::history::{Event, History, Op, Outcome, Value};
 
 const LOCK: &str = "mutex";
 const QUEUE: &str = "queue";
 
 pub fn parse_jepsen_edn(text: &str, file: &str) -> Result<History, FormatError> {
     let mut b = Builder::new(file);
-    let forms = read_forms(text).map_err(|e| b.error(e.line, e.expected, e.found))?;
-    let all_timed = forms
-        .iter()
-        .all(|(_, f)| matches!(f.get("time"), Some(Edn::Int(t)) if *t >= 0));
-    for (position, (line, map)) in forms.iter().enumerate() {
-        let line = *line;
-        if !matches!(map, Edn::Map(_)) {
-            return Err(b.error(line, "an op map {:type .. :f .. :process ..}", map.to_string()));
+    let syntax = |b: &Builder, e: EdnError| b.error_at(e.line, e.column, e.expected, e.found);
+    let mut r = Reader::new(text);
+    // One vector or list around the whole history, or a stream of maps.
+    let close = r.enter_collection().map_err(|e| syntax(&b, e))?;
+    // Each event's position, to fall back on when some op has no :time.
+    let mut positions: Vec<u64> = Vec::new();
+    let mut all_timed = true;
+    let mut position = 0u64;
+    loop {
+        let next = match close {
+            Some(c) => r.next_in(c),
+            None => r.next_form(),
+        };
+        let Some((at, form)) = next.map_err(|e| syntax(&b, e))? else {
+            break;
+        };
+        let time = match form.get("time") {
+            Some(Edn::Int(t)) if *t >= 0 => *t as u64,
+            _ => {
+                all_timed = false;
+                position
+            }
+        };
+        if op_event(&mut b, at, &form, time)? {
+            positions.push(position);
         }
-        let Some(client) = map.get("process").and_then(process) else {
-            if matches!(map.get("process"), Some(Edn::Keyword(_))) {
-                continue; // the nemesis
+        position += 1;
+    }
+    if close.is_some() && !r.at_end().map_err(|e| syntax(&b, e))? {
+        let e = r.error("end of input after the history's closing bracket");
+        return Err(syntax(&b, e));
+    }
+    let mut history = b.finish();
+    if !all_timed {
+        for (event, p) in history.events.iter_mut().zip(positions) {
+            if let Event::Invoke { time, .. } | Event::Complete { time, .. } = event {
+                *time = p;
             }
-            return Err(b.error(line, "an integer :process", map.to_string()));
-        };
-        let kind = match map.get("type") {
-            Some(Edn::Keyword(k)) => EventType::from_keyword(k),
-            _ => None,
-        };
-        let kind = kind.ok_or_else(|| b.error(line, "a :type of :invoke, :ok, :fail or :info", map.to_string()))?;
-        let f = match map.get("f") {
-            Some(Edn::Keyword(f)) => f.as_str(),
-            _ => return Err(b.error(line, "a keyword :f", map.to_string())),
-        };
-        let value = map.get("value").unwrap_or(&Edn::Nil);
-        let time = match map.get("time") {
-            Some(Edn::Int(t)) if all_timed => *t as u64,
-            _ => position as u64,
-        };
-        match kind {
-            EventType::Invoke => {
-                let op = invocation(f, value)
-                    .ok_or_else(|| b.error(line, expectation(f), format!(":f :{f} :value {value}")))?;
-                b.invoke(line, client, time, op)?;
-            }
-            EventType::Ok => {
-                let result = result(b.pending(line, client)?, value)
-                    .ok_or_else(|| b.error(line, "a result matching the invoked operation", value.to_string()))?;
-                b.complete(line, client, time, Outcome::Ok { value: result })?;
-            }
-            EventType::Fail => b.complete(line, client, time, Outcome::Fail { error: error_text(map) })?,
-            EventType::Info => b.complete(line, client, time, Outcome::Info { error: error_text(map) })?,
         }
     }
-    Ok(b.finish())
+    Ok(history)
 }
 
-/// The op maps, with their lines: a file that is one vector is unwrapped
-/// without losing line numbers.
-fn read_forms(text: &str) -> Result<Vec<(usize, Edn)>, super::edn::EdnError> {
-    let trimmed = text.trim_start();
-    if let Some(inner) = trimmed.strip_prefix('[') {
-        let skipped_lines = text[..text.len() - trimmed.len()].matches('\n').count();
-        let end = inner.trim_end();
-        if let Some(body) = end.strip_suffix(']') {
-            return read_all_from(body, 1 + skipped_lines);
-        }
+/// Adds the event of one op map; false for an op it skips (the nemesis).
+fn op_event(b: &mut Builder, at: Pos, map: &Edn, time: u64) -> Result<bool, FormatError> {
+    let (line, column) = (at.line, at.column);
+    let err = |b: &Builder, expected: &str, found: String| b.error_at(line, column, expected, found);
+    if !map.is_map() {
+        return Err(err(b, "an op map {:type .. :f .. :process ..}", map.to_string()));
     }
-    read_all_from(text, 1)
+    let Some(client) = map.get("process").and_then(process) else {
+        if matches!(map.get("process"), Some(Edn::Keyword(_))) {
+            return Ok(false); // the nemesis
+        }
+        return Err(err(b, "an integer :process", map.to_string()));
+    };
+    let kind = match map.get("type") {
+        Some(Edn::Keyword(k)) => EventType::from_keyword(k),
+        _ => None,
+    };
+    let kind = kind.ok_or_else(|| err(b, "a :type of :invoke, :ok, :fail or :info", map.to_string()))?;
+    let f = match map.get("f") {
+        Some(Edn::Keyword(f)) => f.as_str(),
+        _ => return Err(err(b, "a keyword :f", map.to_string())),
+    };
+    let value = map.get("value").unwrap_or(&Edn::Nil);
+    match kind {
+        EventType::Invoke => {
+            let op = invocation(f, value).ok_or_else(|| err(b, expectation(f), format!(":f :{f} :value {value}")))?;
+            b.invoke(line, client, time, op)?;
+        }
+        EventType::Ok => {
+            let result = result(b.pending(line, client)?, value)
+                .ok_or_else(|| err(b, "a result matching the invoked operation", value.to_string()))?;
+            b.complete(line, client, time, Outcome::Ok { value: result })?;
+        }
+        EventType::Fail => b.complete(line, client, time, Outcome::Fail { error: error_text(map) })?,
+        EventType::Info => b.complete(line, client, time, Outcome::Info { error: error_text(map) })?,
+    }
+    Ok(true)
 }
 
+/// The `:error` (or `:value`) of a failed op: a string's text, or the
+/// value as EDN.
 fn error_text(map: &Edn) -> String {
-    map.get("error")
-        .or(map.get("value"))
-        .map_or_else(String::new, |v| v.to_string())
+    match map.get("error").or(map.get("value")) {
+        None => String::new(),
+        Some(Edn::Str(s)) => s.clone(),
+        Some(v) => v.to_string(),
+    }
 }
 
 fn expectation(f: &str) -> &'static str {
@@ -227,7 +259,38 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.line(), Some(2));
-        assert!(e.to_string().starts_with("h.edn:2:"), "{e}");
+        assert!(e.to_string().starts_with("h.edn:2:1: "), "{e}");
+    }
+
+    #[test]
+    fn errors_quote_a_bounded_part_of_a_huge_op() {
+        let huge = format!(
+            "[{{:type :invoke, :f :write, :value [{}], :process 0}}]",
+            "1 ".repeat(10_000)
+        );
+        let e = parse_jepsen_edn(&huge, "h.edn").unwrap_err();
+        assert!(e.to_string().starts_with("h.edn:1:2: expected a :write"), "{e}");
+        assert!(e.to_string().chars().count() <= 200, "{e}");
+    }
+
+    #[test]
+    fn text_after_the_closing_bracket_is_an_error() {
+        let e = parse_jepsen_edn(&format!("{CAS}\n  :extra"), "h.edn").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "h.edn:7:3: expected end of input after the history's closing bracket, found \":extra\""
+        );
+        let e = parse_jepsen_edn(CAS.trim_end().trim_end_matches(']'), "h.edn").unwrap_err();
+        assert_eq!(e.line(), Some(5), "{e}");
+        assert!(e.to_string().contains("']' to close"), "{e}");
+    }
+
+    #[test]
+    fn without_a_time_on_every_op_times_are_positions() {
+        let text = CAS.replace(", :time 12", "");
+        let ops = parse_jepsen_edn(&text, "h.edn").unwrap().operations().unwrap();
+        assert_eq!((ops[0].invoked, ops[0].completed), (0, Some(3)));
+        assert_eq!((ops[1].invoked, ops[1].completed), (1, Some(4)));
     }
 
     proptest! {
@@ -248,7 +311,10 @@ mod tests {
             let text = String::from_utf8_lossy(&bytes);
             match parse_jepsen_edn(&text, "m.edn") {
                 Ok(h) => { let _ = h.operations(); }
-                Err(e) => prop_assert!(e.line().is_some_and(|l| l >= 1 && l <= text.lines().count().max(1))),
+                Err(e) => {
+                    prop_assert!(e.line().is_some_and(|l| l >= 1 && l <= text.lines().count().max(1)), "{}", e);
+                    prop_assert!(e.to_string().chars().count() <= 200, "{}", e);
+                }
             }
         }
     }

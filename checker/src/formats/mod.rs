@@ -4,6 +4,7 @@
 mod builder;
 pub mod edn;
 mod jepsen_edn;
+mod jepsen_edn_writer;
 mod jepsen_etcd;
 mod porcupine_kv;
 
@@ -12,6 +13,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 pub use jepsen_edn::parse_jepsen_edn;
+pub use jepsen_edn_writer::{write_jepsen_edn, EdnLayout, Unwritable};
 pub use jepsen_etcd::parse_jepsen_etcd;
 pub use porcupine_kv::parse_porcupine_kv;
 
@@ -24,7 +26,8 @@ pub enum Format {
     JepsenEtcd,
     /// Porcupine's kv files: one Clojure map per line.
     PorcupineKv,
-    /// Jepsen EDN histories: op maps, one per line or in a vector.
+    /// Jepsen EDN histories: op maps, one per line, spread over lines, or in
+    /// one vector or list.
     Edn,
     /// zkdst's own JSON history.
     Zkdst,
@@ -51,8 +54,9 @@ impl Format {
             Format::Zkdst => History::from_json(text).map_err(|e| FormatError::Malformed {
                 file: file.to_string(),
                 line: e.line(),
+                column: Some(e.column()),
                 expected: "a zkdst JSON history".to_string(),
-                found: e.to_string(),
+                found: edn::truncate(&e.to_string(), builder::MAX_FOUND),
             }),
         }
     }
@@ -93,10 +97,12 @@ impl FromStr for Format {
 pub enum FormatError {
     #[error("{file}: {message}")]
     Io { file: String, message: String },
-    #[error("{file}:{line}: expected {expected}, found {found}")]
+    #[error("{file}:{line}{}: expected {expected}, found {found}", .column.map(|c| format!(":{c}")).unwrap_or_default())]
     Malformed {
         file: String,
         line: usize,
+        /// 1-based, in characters, where the format knows it.
+        column: Option<usize>,
         expected: String,
         found: String,
     },

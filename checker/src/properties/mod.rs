@@ -20,8 +20,10 @@ mod leadership;
 pub mod liveness;
 pub mod membership;
 pub mod mutex;
+pub mod progress;
 pub mod queue;
 pub mod registry;
+pub mod semaphore;
 pub mod two_phase;
 
 pub use registry::{lookup, names, run, run_all, CheckFn, UnknownChecker, CHECKERS};

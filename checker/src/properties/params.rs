@@ -45,6 +45,14 @@ pub struct Params {
     /// Disconnected (ms); otherwise the history's meta `leader_grace_ms`,
     /// which the application records as it configures its recipe.
     pub leader_grace_ms: Option<u64>,
+    /// Progress: how many operations must succeed after the heal. A
+    /// scenario sets it from `check.min_progress`.
+    #[serde(skip)]
+    pub min_progress: u64,
+    /// Semaphore: the permits; `None`: the history's meta `permits`. A
+    /// scenario sets it from `workload.permits`.
+    #[serde(skip)]
+    pub permits: Option<u32>,
 }
 
 impl Default for Params {
@@ -59,6 +67,8 @@ impl Default for Params {
             liveness_bound_ms: 30_000,
             healed_at_ms: None,
             leader_grace_ms: None,
+            min_progress: 1,
+            permits: None,
         }
     }
 }

@@ -23,6 +23,8 @@ pub const CHECKERS: &[(&str, CheckFn)] = &[
     (membership::CONFIG, membership::check_config),
     (liveness::NAME, liveness::check),
     (zk_consistency::NAME, zk_consistency::check),
+    (super::progress::NAME, super::progress::check),
+    (super::semaphore::NAME, super::semaphore::check),
 ];
 
 /// A checker name that is not registered.
@@ -87,6 +89,8 @@ mod tests {
             "config",
             "liveness",
             "zk-consistency",
+            "progress",
+            "semaphore",
         ];
         assert_eq!(names(), want);
         let h = History::new();

@@ -1,0 +1,217 @@
+//! Semaphores: at no instant are more than `params.permits` leases
+//! definitely held. A lease is held from its `Acquired` completion to the
+//! `Returned` invocation, or to the first sign its session ended: the
+//! commit of its CloseSession (the ephemeral lease node went with it), or,
+//! when the client only later noticed an expiry, its session's last sign
+//! of life before that.
+
+use crate::history::{Event, History, Op, Operation, Outcome, Time, TxnRecord, Value};
+
+use super::common::operations;
+use super::result::{CheckResult, Violation};
+use super::Params;
+
+pub const NAME: &str = "semaphore";
+
+/// Ok, and not an error reply.
+fn succeeded(o: &Operation) -> bool {
+    matches!(&o.outcome, Some(Outcome::Ok { value }) if !matches!(value, Value::Error { .. }))
+}
+
+/// The semaphore's permits: `params.permits`, else the history's meta
+/// `permits`.
+fn permits(h: &History, p: &Params) -> Option<u32> {
+    p.permits
+        .or_else(|| h.meta.get("permits").and_then(|s| s.trim().parse().ok()))
+}
+
+pub fn check(h: &History, p: &Params) -> CheckResult {
+    match operations(h, NAME) {
+        Ok(ops) => check_ops(h, &ops, p),
+        Err(r) => r,
+    }
+}
+
+/// As [`check`], over the history's already-paired operations.
+pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
+    let mut r = CheckResult::new(NAME);
+    let Some(permits) = permits(h, p) else {
+        r.undecided("the number of permits is unknown (params.permits, or the history's meta \"permits\")");
+        return r;
+    };
+    let mut edges: Vec<(Time, i32, u64)> = Vec::new();
+    for a in ops {
+        let Op::Acquired { semaphore } = &a.op else { continue };
+        let (true, Some(start)) = (succeeded(a), a.completed) else {
+            continue;
+        };
+        let ret = ops
+            .iter()
+            .filter(|x| x.client == a.client && x.invoked >= start)
+            .find(|x| matches!(&x.op, Op::Returned { semaphore: s } if s == semaphore));
+        let mut end = ret.map_or(Time::MAX, |x| x.invoked);
+        // The server ended the session (its ephemeral lease node went with
+        // it) at the commit of its CloseSession, whenever the client noticed.
+        if let Some(tc) = session_closed_commit(h, a, start) {
+            end = end.min(tc.max(start));
+        }
+        if let Some(te) = session_end(h, a, start).filter(|te| *te < end) {
+            // The server may have expired the session well before the
+            // client noticed: the hold is definite only up to the
+            // session's last sign of life.
+            end = last_alive(h, ops, a, start, te);
+        }
+        if end > start {
+            edges.push((start, 1, a.id));
+            edges.push((end, -1, a.id));
+        }
+    }
+    edges.sort_by_key(|(t, d, _)| (*t, *d));
+    let mut held = 0i64;
+    let mut worst = 0i64;
+    for (t, d, id) in edges {
+        held += d as i64;
+        worst = worst.max(held);
+        if d > 0 && held > permits as i64 {
+            r.violation(
+                Violation::new(
+                    "too-many-leases",
+                    format!(
+                        "{held} leases definitely held at {} ms with {permits} permits (op {id})",
+                        t / 1_000_000
+                    ),
+                )
+                .ops([id])
+                .times([t]),
+            );
+        }
+    }
+    r.figure("max_concurrent_leases", worst as f64);
+    r
+}
+
+fn session_end(h: &History, o: &Operation, after: Time) -> Option<Time> {
+    h.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Session {
+                time,
+                client,
+                session,
+                state,
+                ..
+            } if *client == o.client
+                && Some(*session) == o.session
+                && (state == "expired" || state == "closed")
+                && *time > after =>
+            {
+                Some(*time)
+            }
+            _ => None,
+        })
+        .min()
+}
+
+fn session_closed_commit(h: &History, o: &Operation, after: Time) -> Option<Time> {
+    let s = o.session?;
+    h.events.iter().find_map(|e| match e {
+        Event::Commit {
+            time,
+            txn: TxnRecord::CloseSession { session, .. },
+            ..
+        } if *session == s && *time >= after => Some(*time),
+        _ => None,
+    })
+}
+
+fn last_alive(h: &History, ops: &[Operation], a: &Operation, floor: Time, before: Time) -> Time {
+    let from_ops = ops
+        .iter()
+        .filter(|o| o.client == a.client && o.session == a.session && succeeded(o))
+        .filter_map(|o| o.completed)
+        .filter(|t| *t < before);
+    let from_events = h.events.iter().filter_map(|e| match e {
+        Event::Session {
+            time,
+            client,
+            session,
+            state,
+            ..
+        } if *client == a.client && Some(*session) == a.session && state.starts_with("connected") && *time < before => {
+            Some(*time)
+        }
+        _ => None,
+    });
+    from_ops.chain(from_events).fold(floor, Time::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Outcome;
+    use crate::properties::testkit::{Builder, MS};
+    use crate::properties::Verdict;
+
+    fn acquired() -> Op {
+        Op::Acquired { semaphore: "/s".into() }
+    }
+    fn returned() -> Op {
+        Op::Returned { semaphore: "/s".into() }
+    }
+    fn permits(n: u32) -> Params {
+        Params {
+            permits: Some(n),
+            ..Params::default()
+        }
+    }
+
+    #[test]
+    fn overlapping_leases_beyond_the_permits_are_a_violation() {
+        let mut b = Builder::new();
+        b.ok(0, 10, 1, acquired(), Value::Unit);
+        b.ok(5, 20, 2, acquired(), Value::Unit);
+        b.ok(30, 31, 1, returned(), Value::Unit);
+        b.ok(40, 41, 2, returned(), Value::Unit);
+        let h = b.build();
+        let r = check(&h, &permits(2));
+        assert_eq!(r.verdict, Verdict::Pass, "{r:?}");
+        assert_eq!(r.figures["max_concurrent_leases"], 2.0);
+        let r = check(&h, &permits(1));
+        assert_eq!(r.verdict, Verdict::Violation);
+        assert_eq!(r.violations[0].kind, "too-many-leases");
+        assert_eq!(r.violations[0].times, vec![20 * MS]);
+    }
+
+    #[test]
+    fn a_returned_lease_is_free_again_and_a_failed_acquire_holds_nothing() {
+        let mut b = Builder::new();
+        b.ok(0, 10, 1, acquired(), Value::Unit);
+        b.ok(15, 16, 1, returned(), Value::Unit);
+        b.ok(20, 30, 2, acquired(), Value::Unit);
+        b.info(25, 35, 3, acquired());
+        assert_eq!(check(&b.build(), &permits(1)).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn an_expired_session_holds_only_until_its_last_sign_of_life() {
+        let mut b = Builder::new();
+        let a = b.invoke_s(0, 1, Some(7), acquired());
+        b.complete(a, 10, Outcome::Ok { value: Value::Unit });
+        b.session(12, 1, 7, "connected");
+        b.session(100, 1, 7, "expired");
+        b.ok(50, 60, 2, acquired(), Value::Unit);
+        let h = b.build();
+        assert_eq!(check(&h, &permits(1)).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn unknown_permits_are_undecided_unless_the_history_names_them() {
+        let mut b = Builder::new();
+        b.ok(0, 10, 1, acquired(), Value::Unit);
+        b.ok(5, 20, 2, acquired(), Value::Unit);
+        let mut h = b.build();
+        assert_eq!(check(&h, &Params::default()).verdict, Verdict::Unknown);
+        h.meta.insert("permits".into(), "1".into());
+        assert_eq!(check(&h, &Params::default()).verdict, Verdict::Violation);
+    }
+}
