@@ -21,6 +21,7 @@ pub mod membership;
 pub mod mutex;
 pub mod queue;
 pub mod registry;
+pub mod replicas;
 pub mod two_phase;
 
 pub use registry::{lookup, names, run, run_all, CheckFn, UnknownChecker, CHECKERS};

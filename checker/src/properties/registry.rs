@@ -3,6 +3,7 @@
 use crate::history::History;
 use crate::zk_consistency;
 
+use super::replicas;
 use super::result::CheckResult;
 use super::{barrier, counter, election, fencing, liveness, membership, mutex, queue, two_phase, Params};
 
@@ -23,6 +24,7 @@ pub const CHECKERS: &[(&str, CheckFn)] = &[
     (membership::CONFIG, membership::check_config),
     (liveness::NAME, liveness::check),
     (zk_consistency::NAME, zk_consistency::check),
+    (replicas::NAME, replicas::check),
 ];
 
 /// A checker name that is not registered.
@@ -87,6 +89,7 @@ mod tests {
             "config",
             "liveness",
             "zk-consistency",
+            "replicas",
         ];
         assert_eq!(names(), want);
         let h = History::new();
