@@ -11,6 +11,7 @@ pub mod disk;
 pub mod net;
 pub mod proto;
 pub mod recorder;
+pub mod replicas;
 pub mod runner;
 pub mod runtime;
 pub mod server;
