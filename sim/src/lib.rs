@@ -9,6 +9,7 @@ pub mod client;
 pub mod cluster;
 pub mod disk;
 pub mod net;
+pub mod planted;
 pub mod proto;
 pub mod recorder;
 pub mod replicas;

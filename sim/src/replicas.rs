@@ -76,6 +76,9 @@ struct Replica {
     loads: u64,
     /// The chain is not known (re-anchored below the window).
     unverified: bool,
+    /// The tree already disagreed (or must, after a gap): not compared
+    /// again until the next snapshot load.
+    tree_off: bool,
     findings: u32,
     suppressed: u64,
 }
@@ -126,7 +129,7 @@ impl Ledger {
                 ));
             } else if c.chain != mine {
                 found = Some(self.skipped(&r, zxid, c.chain));
-            } else if c.tree != tree {
+            } else if c.tree != tree && !r.tree_off {
                 found = Some((
                     ReplicaCheck::Diverged,
                     Some(c.chain),
@@ -166,6 +169,7 @@ impl Ledger {
         r.applied += 1;
         r.unverified = false;
         let (check, expected, missing, detail) = found?;
+        r.tree_off = true;
         report(server, r, check, zxid, mine, expected, missing, detail)
     }
 
@@ -198,6 +202,7 @@ impl Ledger {
         let r = self.servers.entry(server).or_default();
         r.loads += 1;
         r.last = zxid;
+        r.tree_off = false;
         let mut found = None;
         match canon {
             _ if zxid == 0 => {

@@ -89,6 +89,16 @@ fn a_restart_that_reapplies_its_log_and_a_snap_sync_are_fine() {
 }
 
 #[test]
+fn a_diverged_tree_is_reported_once_until_the_next_load() {
+    let mut l = agreed();
+    assert_eq!(l.applied(1, Z3 + 1, 4, 104), None);
+    assert!(l.applied(3, Z3 + 1, 4, 666).is_some());
+    assert_eq!(l.applied(1, Z3 + 2, 5, 105), None);
+    assert_eq!(l.applied(3, Z3 + 2, 5, 667), None);
+    assert_eq!(l.loaded(3, Z3 + 2, 667).map(|f| f.check), Some(ReplicaCheck::Diverged));
+}
+
+#[test]
 fn a_snapshot_off_the_canonical_state_diverges() {
     let mut l = agreed();
     let f = l.loaded(1, Z2, 999).expect("bad snapshot");

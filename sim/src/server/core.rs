@@ -40,6 +40,8 @@ pub struct ServerConfig {
     pub shuffle_children: bool,
     /// How often the leader looks for empty containers and expired TTL nodes.
     pub container_check_ms: u64,
+    /// A planted bug (acts only with the cargo feature `planted`).
+    pub planted: Option<crate::planted::SimBug>,
 }
 
 /// What the shell must do after an input.
@@ -206,6 +208,8 @@ impl ServerCore {
                 }
             }
             PeerMsg::Zab(m) => {
+                #[cfg(feature = "planted")]
+                let m = crate::planted::tamper(self.cfg.planted, m);
                 self.peer.step(from, m);
                 self.after_peer();
             }
