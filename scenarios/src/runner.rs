@@ -187,6 +187,7 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan) -> SimResult {
         ..Default::default()
     };
     cfg.zab.snap_count = sc.ensemble.snap_count;
+    cfg.planted = sc.ensemble.planted;
     let mut c = Cluster::start(cfg, rec.clone(), stream_key(seed, "topology"));
     let mut stats = Stats::default();
     if c.wait_for_leader(Duration::from_secs(60)).await.is_none() {

@@ -11,6 +11,7 @@ use zkdst_checker::Params;
 
 use crate::plan::{FaultKind, TimedFault};
 use crate::variant::Variant;
+use zkdst_sim::planted::SimBug;
 
 /// A scenario as written in its file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,6 +63,10 @@ pub struct Ensemble {
     /// transactions and purges the log behind its retained snapshots. Small
     /// values make restarts load snapshots and lagging followers get SNAP.
     pub snap_count: u32,
+    /// A planted simulator bug (`zkdst_sim::planted::SimBug`) to run in
+    /// place of the correct server; needs a build with feature `planted`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planted: Option<SimBug>,
 }
 
 impl Default for Ensemble {
@@ -72,6 +77,7 @@ impl Default for Ensemble {
             session_timeout_ms: 4000,
             clients: 5,
             snap_count: zkdst_sim::zab::ZabConfig::default().snap_count,
+            planted: None,
         }
     }
 }
@@ -267,6 +273,9 @@ impl Default for Faults {
     }
 }
 
+/// Checkers every scenario runs, whether or not its file lists them.
+pub const ALWAYS_CHECKED: [&str; 1] = ["replicas"];
+
 /// The judges.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -351,7 +360,7 @@ impl Scenario {
             file: file.to_string(),
             message: e.to_string().trim().to_string(),
         })?;
-        let s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let field = e.path().to_string();
             let inner = e.into_inner();
             ScenarioError::Field {
@@ -361,6 +370,11 @@ impl Scenario {
             }
         })?;
         s.validate(file)?;
+        for c in ALWAYS_CHECKED {
+            if !s.check.checkers.iter().any(|x| x == c) {
+                s.check.checkers.push(c.to_string());
+            }
+        }
         Ok(s)
     }
 
@@ -449,6 +463,13 @@ impl Scenario {
             ));
         }
         self.validate_variant(file)?;
+        if self.ensemble.planted.is_some() && !zkdst_sim::planted::ENABLED {
+            return Err(bad(
+                "ensemble.planted",
+                "planted simulator bugs exist only in a build with feature `planted` (cargo ... --features planted)"
+                    .into(),
+            ));
+        }
         for (i, c) in self.check.checkers.iter().enumerate() {
             if zkdst_checker::properties::lookup(c).is_err() {
                 let known: Vec<&str> = zkdst_checker::properties::names();
@@ -534,7 +555,7 @@ impl Scenario {
     /// scenario's twin, which must pass the seeds the planted one fails).
     pub fn correct_twin(&self) -> Scenario {
         let mut s = self.clone();
-        if s.workload.variant.take().is_some() {
+        if s.workload.variant.take().is_some() | s.ensemble.planted.take().is_some() {
             s.name = format!("{} (correct)", s.name);
         }
         s
@@ -580,9 +601,18 @@ pub fn shipped() -> Vec<PathBuf> {
 }
 
 /// The planted-bug scenarios (`scenarios/planted/`), sorted by name: each
-/// runs a planted type and is expected to FAIL.
+/// runs a planted type and is expected to FAIL. Planted simulator bugs
+/// (`sim-*.toml`) only in a build with feature `planted`.
 pub fn planted() -> Vec<PathBuf> {
-    toml_files(&shipped_dir().join("planted"))
+    let mut v = toml_files(&shipped_dir().join("planted"));
+    if !zkdst_sim::planted::ENABLED {
+        v.retain(|p| {
+            !p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("sim-"))
+        });
+    }
+    v
 }
 
 fn toml_files(dir: &Path) -> Vec<PathBuf> {

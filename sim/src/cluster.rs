@@ -19,6 +19,7 @@ use zkdst_checker::history::ClientId;
 
 use crate::client::{ClientConfig, SimClient};
 use crate::disk::Disk;
+use crate::planted::SimBug;
 use crate::recorder::Recorder;
 use crate::server::node::{server_ip, ServerNode, ServerStatus};
 use crate::server::ServerConfig;
@@ -37,6 +38,9 @@ pub struct EnsembleConfig {
     pub container_check_ms: u64,
     /// fsync latency range, microseconds.
     pub fsync_us: (u64, u64),
+    /// A planted simulator bug (only with the cargo feature `planted`;
+    /// ignored without it).
+    pub planted: Option<SimBug>,
 }
 
 impl Default for EnsembleConfig {
@@ -49,6 +53,7 @@ impl Default for EnsembleConfig {
             shuffle_children: true,
             container_check_ms: 60_000,
             fsync_us: (500, 3000),
+            planted: None,
         }
     }
 }
@@ -112,6 +117,7 @@ impl Cluster {
                     prep: cfg.prep.clone(),
                     shuffle_children: cfg.shuffle_children,
                     container_check_ms: cfg.container_check_ms,
+                    planted: cfg.planted,
                 },
                 disk: Disk::new(),
                 recorder: recorder.clone(),

@@ -1,6 +1,9 @@
 //! Records the history of a run as `zkdst-checker` data: client operations,
 //! commits (once per zxid, from the first server to apply it), faults,
-//! session and watch events. Shared by every node of one simulation.
+//! session and watch events, and what every server applied, checked
+//! against the first applier's sequence (`replicas::Ledger`: disagreements
+//! as they happen, each server's final position in `history()`). Shared by
+//! every node of one simulation.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -11,6 +14,7 @@ use zkdst_checker::report::describe_outcome;
 use zkdst_recipes::zk::{SessionId, Zxid};
 
 use crate::proto::LoggedTxn;
+use crate::replicas::{txn_digest, Finding, Ledger, TreeChange};
 use crate::tree::{Txn, TxnResult};
 use crate::zab::ServerId;
 
@@ -21,6 +25,8 @@ struct State {
     last_commit: Zxid,
     /// Pending recipe-level ops, so their completions trace at info.
     recipe_ops: BTreeSet<OpId>,
+    /// Every server's applied sequence against the canonical one.
+    replicas: Ledger,
 }
 
 /// A handle to the run's history. Create it inside the simulation: its
@@ -101,6 +107,35 @@ impl Recorder {
         });
     }
 
+    /// A server's applied tree changed: a txn applied (checked against the
+    /// canonical sequence, and recorded as a commit by the first server to
+    /// apply it) or a snapshot loaded (checked against the canonical tree).
+    pub fn tree_change(&self, server: ServerId, change: &TreeChange) {
+        match change {
+            TreeChange::Applied {
+                zxid,
+                logged,
+                result,
+                tree,
+            } => {
+                let found = self.lock().replicas.applied(server, *zxid, txn_digest(logged), *tree);
+                self.replica_finding(found);
+                self.commit(server, *zxid, logged, result);
+            }
+            TreeChange::Loaded { zxid, tree } => {
+                let found = self.lock().replicas.loaded(server, *zxid, *tree);
+                self.replica_finding(found);
+            }
+        }
+    }
+
+    fn replica_finding(&self, found: Option<Finding>) {
+        let Some(f) = found else { return };
+        let time = self.now_ns();
+        tracing::error!(target: "zkdst::history", "replica zk{} {} at {:#x} {}", f.server, f.check.name(), f.zxid, f.detail);
+        self.lock().history.events.push(replica_event(time, f));
+    }
+
     /// A server applied `zxid`; recorded once, by the first to apply it.
     pub fn commit(&self, server: ServerId, zxid: Zxid, logged: &LoggedTxn, result: &TxnResult) {
         let time = self.now_ns();
@@ -164,9 +199,15 @@ impl Recorder {
         self.lock().history.events.push(Event::Note { time, client, text });
     }
 
-    /// A copy of the history so far.
+    /// A copy of the history so far, ending with every server's position
+    /// on the canonical sequence (stamped with the last event's time).
     pub fn history(&self) -> History {
-        self.lock().history.clone()
+        let s = self.lock();
+        let mut h = s.history.clone();
+        let time = h.events.last().map(Event::time).unwrap_or(0);
+        h.events
+            .extend(s.replicas.finals().into_iter().map(|f| replica_event(time, f)));
+        h
     }
 
     /// Number of events so far.
@@ -176,6 +217,20 @@ impl Recorder {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+fn replica_event(time: u64, f: Finding) -> Event {
+    Event::Replica {
+        time,
+        server: f.server,
+        check: f.check,
+        zxid: f.zxid,
+        chain: f.chain,
+        expected: f.expected,
+        missing: f.missing,
+        applied: f.applied,
+        detail: f.detail,
     }
 }
 

@@ -2,7 +2,9 @@
 //! disk) and restarts, on 3 and 5 servers, over many seeds. Checks: no
 //! acknowledged write is lost; every server ends with the same tree; a
 //! leader is elected within a bound once everything heals; the history
-//! passes ZooKeeper's consistency checker; and a seed replays bit for bit.
+//! passes ZooKeeper's consistency checker and the replicas checker (every
+//! server's applied sequence on the canonical one); and a seed replays bit
+//! for bit.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -239,12 +241,23 @@ async fn scenario(seed: u64, servers: u32) -> Outcome {
         };
         assert!(!moved, "seed {seed}: op {} saw SessionMoved: {:?}", o.id, o.op);
     }
-    let result = properties::registry::run("zk-consistency", &h, &Params::default()).expect("known checker");
+    for checker in ["zk-consistency", "replicas"] {
+        let result = properties::registry::run(checker, &h, &Params::default()).expect("known checker");
+        assert_eq!(
+            result.verdict,
+            Verdict::Pass,
+            "seed {seed}: {}",
+            zkdst_checker::report::render_text(&h, &[result.clone()])
+        );
+    }
+    let finals = h
+        .events
+        .iter()
+        .filter(|e| matches!(e, zkdst_checker::history::Event::Replica { .. }))
+        .count();
     assert_eq!(
-        result.verdict,
-        Verdict::Pass,
-        "seed {seed}: {}",
-        zkdst_checker::report::render_text(&h, &[result.clone()])
+        finals, servers as usize,
+        "seed {seed}: one final replica record per server"
     );
     let commits = h
         .events

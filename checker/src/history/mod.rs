@@ -5,6 +5,7 @@
 
 mod data;
 mod op;
+mod replica;
 
 use std::collections::BTreeMap;
 
@@ -12,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub use data::Data;
 pub use op::{CreateModeRecord, MultiOpResult, Op, Outcome, StatRecord, TxnRecord, Value};
+pub use replica::ReplicaCheck;
 
 /// Virtual time, nanoseconds since the run started.
 pub type Time = u64;
@@ -97,6 +99,27 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         path: Option<String>,
     },
+    /// One server's applied sequence compared with the canonical one
+    /// (see `ReplicaCheck`): recorded on a disagreement, and once per
+    /// server at the end (`final`). `chain` is the server's chain hash
+    /// after `zxid`; `expected` the canonical one, when known.
+    Replica {
+        time: Time,
+        server: u32,
+        check: ReplicaCheck,
+        zxid: Zxid,
+        chain: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expected: Option<u64>,
+        /// The committed zxid the server's sequence lacks (gap, rolled-back).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        missing: Option<Zxid>,
+        /// Txns the server applied over the run (final).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        applied: Option<u64>,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        detail: String,
+    },
     /// Something worth showing on a timeline that is not an operation.
     Note {
         time: Time,
@@ -115,6 +138,7 @@ impl Event {
             | Event::Fault { time, .. }
             | Event::Session { time, .. }
             | Event::Watch { time, .. }
+            | Event::Replica { time, .. }
             | Event::Note { time, .. } => *time,
         }
     }

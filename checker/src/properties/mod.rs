@@ -23,6 +23,7 @@ pub mod mutex;
 pub mod progress;
 pub mod queue;
 pub mod registry;
+pub mod replicas;
 pub mod semaphore;
 pub mod two_phase;
 

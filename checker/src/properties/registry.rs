@@ -3,6 +3,7 @@
 use crate::history::History;
 use crate::zk_consistency;
 
+use super::replicas;
 use super::result::CheckResult;
 use super::{barrier, counter, election, fencing, liveness, membership, mutex, queue, two_phase, Params};
 
@@ -25,6 +26,7 @@ pub const CHECKERS: &[(&str, CheckFn)] = &[
     (zk_consistency::NAME, zk_consistency::check),
     (super::progress::NAME, super::progress::check),
     (super::semaphore::NAME, super::semaphore::check),
+    (replicas::NAME, replicas::check),
 ];
 
 /// A checker name that is not registered.
@@ -91,6 +93,7 @@ mod tests {
             "zk-consistency",
             "progress",
             "semaphore",
+            "replicas",
         ];
         assert_eq!(names(), want);
         let h = History::new();

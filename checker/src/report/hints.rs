@@ -34,6 +34,7 @@ pub fn hint(kind: &str) -> &'static str {
         "stale-after-sync" => "A read after sync() missed a write completed before the sync. In ZooKeeper 3.8 sync is not a quorum op: a deposed leader can still serve this (ZOOKEEPER-1675).",
         "expiry-ephemerals" | "ephemeral-after-close" => "A session end must delete all of its ephemerals in one txn, and no ephemeral may be created for an ended session.",
         "divergent-commit" | "commit-stream-inconsistent" | "duplicate-zxid" => "The servers' commit streams are not one history: replicas diverged, or a zxid was issued twice.",
+        "replica-divergence" | "replica-gap" | "commit-rolled-back" => "A server's applied sequence left the canonical one: two servers applied different txns at one zxid, a follower skipped a committed txn (a DIFF/TRUNC/SNAP sync bug), or a committed txn was lost across a restart (acknowledged before fsync, or committed without a quorum). Replay with --trace debug and compare the servers' commits around the zxid.",
         _ => "",
     }
 }
@@ -52,6 +53,9 @@ mod tests {
             "lost-ack-write",
             "session-time-travel",
             "read-from-future",
+            "replica-divergence",
+            "replica-gap",
+            "commit-rolled-back",
         ] {
             assert!(!super::hint(k).is_empty(), "{k}");
         }

@@ -150,12 +150,17 @@ fn found(sc: &Scenario, o: &RunOutcome) -> String {
 /// Benches one planted scenario; `log` sees progress lines.
 pub fn bench(file: &Path, opts: Options, mut log: impl FnMut(String)) -> Result<BugBench, ScenarioError> {
     let sc = Arc::new(Scenario::load(file)?);
-    let Some(variant) = sc.workload.variant else {
-        return Err(ScenarioError::Field {
-            file: file.display().to_string(),
-            field: "workload.variant".into(),
-            message: "expected a planted variant (zkdst bench bugs runs planted scenarios)".into(),
-        });
+    let (bug, class) = match (sc.workload.variant, sc.ensemble.planted) {
+        (Some(v), _) => (v.name(), v.class().to_string()),
+        (None, Some(b)) => (b.name().to_string(), b.class().to_string()),
+        (None, None) => {
+            return Err(ScenarioError::Field {
+                file: file.display().to_string(),
+                field: "workload.variant".into(),
+                message: "expected a planted variant or ensemble.planted (zkdst bench bugs runs planted scenarios)"
+                    .into(),
+            })
+        }
     };
     let mut hunts = Vec::new();
     for r in 0..opts.ranges {
@@ -189,7 +194,7 @@ pub fn bench(file: &Path, opts: Options, mut log: impl FnMut(String)) -> Result<
         };
         log(format!(
             "{}: range {start}..: {} in {wall_s:.2} s {}",
-            variant.name(),
+            bug,
             hunt.seed.map_or("not detected".into(), |s| format!("seed {s}")),
             hunt.found
         ));
@@ -202,7 +207,7 @@ pub fn bench(file: &Path, opts: Options, mut log: impl FnMut(String)) -> Result<
     });
     let shrunk = match first_seed {
         Some(seed) if opts.shrink && sc.measure.is_none() => {
-            shrink::shrink(&sc, seed, |m| log(format!("{}: shrink {m}", variant.name())))
+            shrink::shrink(&sc, seed, |m| log(format!("{bug}: shrink {m}")))
                 .map(|s| (s.original_faults, s.plan.faults.len()))
         }
         Some(seed) => Some({
@@ -219,8 +224,8 @@ pub fn bench(file: &Path, opts: Options, mut log: impl FnMut(String)) -> Result<
         .collect();
     Ok(BugBench {
         file: file.to_path_buf(),
-        bug: variant.name(),
-        class: variant.class().to_string(),
+        bug,
+        class,
         hunts,
         repro,
         shrunk,

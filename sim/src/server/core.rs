@@ -15,6 +15,7 @@ use zkdst_recipes::zk::{validate_path, ReadOp, ReadResult, SessionId, ZkError, Z
 use super::conn::{Conn, ConnId, ConnState, Pending, Stage};
 use crate::disk::{LogTxn, SnapImage, Synced};
 use crate::proto::{ForwardedWrite, LoggedTxn, PeerMsg, Request, Response, ToClient, ToServer};
+use crate::replicas::TreeChange;
 use crate::session::{negotiate_timeout, SessionTracker};
 use crate::tree::{DataTree, PrepConfig, Txn, TxnResult, WatchManager, WriteRequest, JUTE_MAX_BUFFER};
 use crate::zab::{DiskOp, Durable, Peer, Role, ServerId, Snapshot, ZabConfig};
@@ -39,6 +40,8 @@ pub struct ServerConfig {
     pub shuffle_children: bool,
     /// How often the leader looks for empty containers and expired TTL nodes.
     pub container_check_ms: u64,
+    /// A planted bug (acts only with the cargo feature `planted`).
+    pub planted: Option<crate::planted::SimBug>,
 }
 
 /// What the shell must do after an input.
@@ -48,8 +51,9 @@ pub struct Outputs {
     pub clients: Vec<(ConnId, ToClient)>,
     pub close: Vec<ConnId>,
     pub disk: Vec<DiskOp<LogTxn, SnapImage>>,
-    /// Transactions this server applied, in zxid order, with the result.
-    pub applied: Vec<(Zxid, LogTxn, TxnResult)>,
+    /// What happened to the applied tree, in order: transactions applied
+    /// (in zxid order, with the result) and snapshots loaded.
+    pub applied: Vec<TreeChange>,
 }
 
 /// One server.
@@ -118,6 +122,7 @@ impl ServerCore {
             serving: false,
             out: Outputs::default(),
         };
+        core.loaded();
         core.after_peer();
         core
     }
@@ -203,6 +208,8 @@ impl ServerCore {
                 }
             }
             PeerMsg::Zab(m) => {
+                #[cfg(feature = "planted")]
+                let m = crate::planted::tamper(self.cfg.planted, m);
                 self.peer.step(from, m);
                 self.after_peer();
             }
@@ -450,6 +457,7 @@ impl ServerCore {
             // SNAP sync: the leader's snapshot replaces our applied tree.
             self.tree = load_snapshot(&snap);
             self.since_snapshot = 0;
+            self.loaded();
         }
         self.apply_committed();
         self.out.disk.extend(self.peer.take_disk_ops());
@@ -514,6 +522,7 @@ impl ServerCore {
                 "applied zxid missing from the log; rebuilding the tree"
             );
             self.tree = load_snapshot(&self.peer.snapshot());
+            self.loaded();
         }
         let from = self.peer.upper_bound(self.tree.last_zxid());
         let to = self.peer.upper_bound(commit);
@@ -535,9 +544,20 @@ impl ServerCore {
         }
     }
 
+    /// The applied tree was just replaced by a snapshot.
+    fn loaded(&mut self) {
+        let (zxid, tree) = (self.tree.last_zxid(), self.tree.digest());
+        self.out.applied.push(TreeChange::Loaded { zxid, tree });
+    }
+
     fn apply_one(&mut self, zxid: Zxid, logged: LogTxn) {
         let applied = self.tree.apply(zxid, logged.time_ms, &logged.txn);
-        self.out.applied.push((zxid, logged.clone(), applied.result.clone()));
+        self.out.applied.push(TreeChange::Applied {
+            zxid,
+            logged: logged.clone(),
+            result: applied.result.clone(),
+            tree: self.tree.digest(),
+        });
         for (session, ev) in self.watches.trigger(&applied.triggers) {
             if let (Some(&conn), Some(path)) = (self.session_conn.get(&session), ev.path) {
                 self.out.clients.push((

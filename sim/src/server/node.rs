@@ -279,8 +279,8 @@ impl Running {
                 let _ = sh.fsyncs.unbounded_send((t, Duration::from_micros(us)));
             }
         }
-        for (zxid, logged, result) in &out.applied {
-            node.recorder.commit(node.cfg.id, *zxid, logged, result);
+        for change in &out.applied {
+            node.recorder.tree_change(node.cfg.id, change);
         }
         for (to, msg) in out.peers {
             if let Some(l) = sh.links.get(&to) {

@@ -24,6 +24,7 @@ mod watch;
 mod tests;
 
 pub use data_tree::{DataTree, SPECIAL_PATHS};
+pub(crate) use digest::Hash64;
 pub use ephemeral::EphemeralType;
 pub use prep::{prep, sequence_suffix, PrepConfig};
 pub use request::{WriteRequest, JUTE_MAX_BUFFER};
