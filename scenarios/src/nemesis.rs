@@ -74,7 +74,7 @@ pub async fn run_plan(
         match step {
             Step::Start(i) => {
                 let f = &plan.faults[i].fault;
-                match apply(c, f, clients) {
+                match apply(c, f, plan.faults[i].duration_ms, clients) {
                     Some(u) => {
                         stats.add(&format!("fault.{}", f.kind_name()), 1);
                         undo.insert(i, u);
@@ -110,7 +110,7 @@ fn all_servers(c: &Cluster) -> Vec<NodeRef> {
     c.server_ids().into_iter().map(NodeRef::Server).collect()
 }
 
-fn apply(c: &mut Cluster, f: &Fault, clients: &ClientRegistry) -> Option<Undo> {
+fn apply(c: &mut Cluster, f: &Fault, duration_ms: u64, clients: &ClientRegistry) -> Option<Undo> {
     let servers = c.server_ids();
     let has_server = |s: &u32| servers.contains(s);
     match f {
@@ -232,5 +232,40 @@ fn apply(c: &mut Cluster, f: &Fault, clients: &ClientRegistry) -> Option<Undo> {
             c.set_latency(Duration::from_millis(*min_ms), Duration::from_millis(*max_ms));
             Some(Undo::Latency)
         }
+        Fault::DeleteRecipeDir { path, client } => {
+            delete_recipe_dir(c, path, *client, duration_ms);
+            Some(Undo::Nothing)
+        }
     }
+}
+
+/// An operator's session deletes `path` once it is empty (a recipe's
+/// directory between uses), trying every 20 ms for `duration_ms`; records
+/// the attempt as a fault and a deletion as exercised.
+fn delete_recipe_dir(c: &mut Cluster, path: &str, client: u32, duration_ms: u64) {
+    // The operator's session: as short as servers grant (2 ticks), so a
+    // deletion that never happens leaves little behind.
+    let timeout = (2 * c.config().tick_ms).min(i32::MAX as u64) as i32;
+    let rec = c.recorder().clone();
+    rec.fault(
+        "delete-recipe-dir",
+        vec![path.to_string()],
+        format!("by client{client} while empty"),
+    );
+    let path = path.to_string();
+    let deadline = madsim::time::Instant::now() + Duration::from_millis(duration_ms.max(1));
+    drop(c.spawn_client(client, timeout, move |zk| async move {
+        use zkdst_recipes::zk::{ZkClient, ZkError};
+        while madsim::time::Instant::now() < deadline {
+            match zk.delete(&path, -1).await {
+                Ok(()) => {
+                    rec.note(None, format!("{}recipe-dir-deleted", crate::workload::EXERCISED));
+                    break;
+                }
+                Err(ZkError::NoNode) => break,
+                Err(_) => madsim::time::sleep(Duration::from_millis(20)).await,
+            }
+        }
+        zk.close().await;
+    }));
 }

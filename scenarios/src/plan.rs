@@ -66,10 +66,11 @@ pub enum FaultKind {
     PauseClient,
     PauseServer,
     LatencySpike,
+    DeleteRecipeDir,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 14] = [
+    pub const ALL: [FaultKind; 15] = [
         FaultKind::PartitionHalves,
         FaultKind::IsolateLeader,
         FaultKind::MajoritiesRing,
@@ -84,6 +85,7 @@ impl FaultKind {
         FaultKind::PauseClient,
         FaultKind::PauseServer,
         FaultKind::LatencySpike,
+        FaultKind::DeleteRecipeDir,
     ];
 
     pub fn name(self) -> String {
@@ -127,6 +129,10 @@ pub enum Fault {
     Pause { node: Node },
     /// Every link's latency raised, restored after the duration.
     LatencySpike { min_ms: u64, max_ms: u64 },
+    /// An operator deletes the recipe's directory `path` (a session on
+    /// client node `client`, outside the workload's), retrying while it is
+    /// not empty, for at most the duration: the recipe must recreate it.
+    DeleteRecipeDir { path: String, client: u32 },
 }
 
 impl Fault {
@@ -147,6 +153,7 @@ impl Fault {
             Fault::Pause { node: Node::Client(_) } => "pause-client",
             Fault::Pause { node: Node::Server(_) } => "pause-server",
             Fault::LatencySpike { .. } => "latency-spike",
+            Fault::DeleteRecipeDir { .. } => "delete-recipe-dir",
         }
     }
 
@@ -387,6 +394,17 @@ fn swarm(scenario: &Scenario, seed: u64) -> Vec<TimedFault> {
                 Fault::LatencySpike {
                     min_ms,
                     max_ms: min_ms + range(&mut rng, [10, 400]),
+                }
+            }
+            FaultKind::DeleteRecipeDir => {
+                let dirs = crate::workload::recipe_dirs(scenario.workload.recipe);
+                if dirs.is_empty() {
+                    continue_fault(&mut t, &mut rng, lo, hi);
+                    continue;
+                }
+                Fault::DeleteRecipeDir {
+                    path: pick(&mut rng, dirs).to_string(),
+                    client: scenario.ensemble.clients,
                 }
             }
         };

@@ -19,7 +19,7 @@ use zkdst_sim::client::SimClient;
 use super::misc_variants::{AnyElection, AnyLatch};
 use super::Env;
 
-const ELECTION: &str = "/elections/e";
+pub(crate) const ELECTION: &str = "/elections/e";
 
 /// A leader's action on the protected resource, recorded as `LeaderAct`.
 async fn act(env: &mut Env, zk: &SimClient, token: i64) {

@@ -17,9 +17,9 @@ use super::new_session::{hold_unless_disconnected, reacquire_on_new_session};
 use super::Env;
 use crate::scenario::OnDisconnect;
 
-const LOCK: &str = "/locks/l";
-const RW: &str = "/locks/rw";
-const SEM: &str = "/semaphores/s";
+pub(crate) const LOCK: &str = "/locks/l";
+pub(crate) const RW: &str = "/locks/rw";
+pub(crate) const SEM: &str = "/semaphores/s";
 
 pub async fn lock(mut env: Env) {
     let mut zk = env.connect();

@@ -274,6 +274,20 @@ impl Env {
     }
 }
 
+/// The directories a recipe's workload keeps its nodes in (what the
+/// `delete-recipe-dir` fault deletes when empty).
+pub fn recipe_dirs(recipe: Recipe) -> &'static [&'static str] {
+    match recipe {
+        Recipe::Lock => &[locks::LOCK],
+        Recipe::Rwlock => &[locks::RW],
+        Recipe::Semaphore => &[locks::SEM],
+        Recipe::RevocableLock => &[revocable::DIR],
+        Recipe::Election | Recipe::LeaderLatch => &[election::ELECTION],
+        Recipe::Queue | Recipe::PriorityQueue => &[queue::Q],
+        _ => &[],
+    }
+}
+
 /// Starts the workload's clients; returns their tasks.
 #[allow(clippy::too_many_arguments)]
 pub fn spawn(

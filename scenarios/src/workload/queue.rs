@@ -13,7 +13,7 @@ use super::queue_variants::{self, Taken};
 use super::Env;
 use crate::scenario::Consumer;
 
-const Q: &str = "/queues/q";
+pub(crate) const Q: &str = "/queues/q";
 
 /// Producers hold back while the queue is longer than this, so the backlog
 /// stays drainable: three consumers under faults take items more slowly

@@ -17,7 +17,7 @@ use zkdst_sim::runtime::SimRuntime;
 
 use super::Env;
 
-const DIR: &str = "/locks/revocable";
+pub(crate) const DIR: &str = "/locks/revocable";
 
 /// How long a waiter waits before asking the holders to release, ms.
 const PATIENCE_MS: [u64; 2] = [100, 600];
