@@ -91,6 +91,16 @@ impl<C: ZkClient, R: Runtime> Election<C, R> {
     /// Stands for election with `data` (e.g. this node's address) and waits
     /// until elected.
     pub async fn campaign(&self, data: &[u8]) -> RecipeResult<Leadership<C, R>> {
+        self.campaign_with_grace(data, Some(self.grace)).await
+    }
+
+    /// The campaign, with the leadership's suspension grace as a seam
+    /// (`None`: no limit) for the planted types that break it.
+    pub(crate) async fn campaign_with_grace(
+        &self,
+        data: &[u8],
+        grace: Option<Duration>,
+    ) -> RecipeResult<Leadership<C, R>> {
         let guard = acquire(
             &self.ctx,
             Contender {
@@ -99,11 +109,15 @@ impl<C: ZkClient, R: Runtime> Election<C, R> {
                 kinds: &[CANDIDATE_KIND],
                 blocker: blocker_exclusive,
                 data,
-                grace: Some(self.grace),
+                grace,
             },
         )
         .await?;
         Ok(Leadership::from_guard(guard))
+    }
+
+    pub(crate) fn ctx(&self) -> &Ctx<C, R> {
+        &self.ctx
     }
 
     /// Like [`Self::campaign`], giving up after `limit`.

@@ -4,10 +4,10 @@
 use std::time::Duration;
 
 use crate::ctx::Ctx;
-use crate::election::{Leadership, CANDIDATE_KIND};
+use crate::election::{Election, Leadership, CANDIDATE_KIND};
 use crate::error::{RecipeError, RecipeResult};
 use crate::guid::SeqName;
-use crate::lock::core::{acquire, blocker_exclusive, with_timeout, Contender};
+use crate::lock::core::{blocker_exclusive, with_timeout};
 use crate::lock::guard::LockGuard;
 use crate::nodes::{create_protected, OrphanGuard};
 use crate::runtime::Runtime;
@@ -21,34 +21,23 @@ use crate::zk::{CreateMode, EventType, StateWatch, ZkClient};
 /// never on Disconnected. A leader cut off from the ensemble keeps acting
 /// while the servers expire its session and elect another.
 pub struct NoAbdicationElection<C, R> {
-    ctx: Ctx<C, R>,
-    dir: String,
+    election: Election<C, R>,
 }
 
 impl<C: ZkClient, R: Runtime> NoAbdicationElection<C, R> {
     pub fn new(ctx: Ctx<C, R>, dir: impl Into<String>) -> Self {
-        NoAbdicationElection { ctx, dir: dir.into() }
+        NoAbdicationElection {
+            election: Election::new(ctx, dir),
+        }
     }
 
     pub async fn campaign(&self, data: &[u8]) -> RecipeResult<Leadership<C, R>> {
-        let guard = acquire(
-            &self.ctx,
-            Contender {
-                dir: &self.dir,
-                kind: CANDIDATE_KIND,
-                kinds: &[CANDIDATE_KIND],
-                blocker: blocker_exclusive,
-                data,
-                // The bug: no suspension limit.
-                grace: None,
-            },
-        )
-        .await?;
-        Ok(Leadership::from_guard(guard))
+        // The bug: no suspension limit.
+        self.election.campaign_with_grace(data, None).await
     }
 
     pub async fn campaign_for(&self, data: &[u8], limit: Duration) -> RecipeResult<Option<Leadership<C, R>>> {
-        with_timeout(&self.ctx, limit, self.campaign(data)).await
+        with_timeout(self.election.ctx(), limit, self.campaign(data)).await
     }
 }
 
