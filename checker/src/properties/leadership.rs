@@ -21,7 +21,10 @@
 //!    (`acted-after-session-end`), allowing one scheduling step (1 ms) for
 //!    the application to hear it. The grace is the application's setting
 //!    (`Params::leader_grace_ms`, else the history's meta `leader_grace_ms`).
-//! 3. **Rejected acts need an excuse** (`stale-act-rejected`): every act the
+//! 3. **Told it lost, a leader stops** (`acted-after-loss`): no act with a
+//!    token after the recipe reported that leadership lost (its
+//!    `is_leader()` must agree with its own report).
+//! 4. **Rejected acts need an excuse** (`stale-act-rejected`): every act the
 //!    resource rejected is counted (`stale_acts_rejected`), and one whose
 //!    leader has no such excuse is a violation: a correct election never
 //!    lets a leader fall that far behind.
@@ -307,6 +310,45 @@ fn acts_within_grace(ctx: &Context, grace: u64, r: &mut CheckResult, election: &
     }
 }
 
+/// Acts the leader made after the recipe told it the leadership ended:
+/// the recipe's `is_leader()` contradicts its own report.
+fn acts_after_loss(r: &mut CheckResult, election: &str, ops: &[Operation], terms: &[Term]) {
+    for t in terms.iter().filter(|t| t.end != Time::MAX) {
+        let lost_reported = ops.iter().any(|o| {
+            o.client == t.campaign.client
+                && o.invoked == t.end
+                && matches!(&o.op, Op::LeadershipLost { election: e, token, .. } if e == election && *token == t.token)
+        });
+        if !lost_reported {
+            continue;
+        }
+        let late = ops.iter().find(|o| {
+            o.client == t.campaign.client
+                && o.invoked > t.end + STEP
+                && matches!(&o.op, Op::LeaderAct { election: e, token } if e == election && *token == t.token)
+        });
+        if let Some(o) = late {
+            r.violation(
+                Violation::new(
+                    "acted-after-loss",
+                    format!(
+                        "election {election}: client {} acted as leader with token {} at {}, after the recipe \
+                         reported that leadership lost at {}: {}",
+                        o.client,
+                        t.token,
+                        ms(o.invoked),
+                        ms(t.end),
+                        describe(o)
+                    ),
+                )
+                .ops([t.campaign.id, o.id])
+                .clients([o.client])
+                .times([t.end, o.invoked]),
+            );
+        }
+    }
+}
+
 fn rejected_acts(ctx: &Context, r: &mut CheckResult, election: &str, ops: &[Operation], terms: &[Term]) {
     let mut rejected = 0;
     for o in ops {
@@ -377,6 +419,7 @@ pub fn check_into(h: &History, p: &Params, ops: &[Operation], r: &mut CheckResul
         if let Some(g) = grace {
             acts_within_grace(&ctx, g, r, e, ops);
         }
+        acts_after_loss(r, e, ops, &terms);
         rejected_acts(&ctx, r, e, ops, &terms);
     }
 }

@@ -240,3 +240,15 @@ fn a_pause_from_the_grace_deadline_to_the_expiry_excuses_an_overlap() {
     h.events.sort_by_key(crate::history::Event::time);
     assert_eq!(check(&h, &grace(10)).kinds(), vec!["leaders-overlap"]);
 }
+
+#[test]
+fn acting_after_the_reported_loss_fails() {
+    let mut b = Builder::new();
+    ok(&mut b, 0, 10, 1, A, camp(), Value::Token { token: 5 });
+    ok(&mut b, 20, 20, 1, A, lost(5), Value::Unit);
+    ok(&mut b, 20, 21, 1, A, act(5), Value::Unit);
+    // The act in the same step as the report is a race, not a violation.
+    assert_eq!(check(&b.clone_build(), &grace(0)).verdict, Verdict::Pass);
+    ok(&mut b, 30, 31, 1, A, act(5), Value::Unit);
+    assert_eq!(check(&b.build(), &grace(0)).kinds(), vec!["acted-after-loss"]);
+}

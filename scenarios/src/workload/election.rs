@@ -12,7 +12,7 @@ use futures::{pin_mut, select_biased, FutureExt};
 use madsim::time::Instant;
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
-use zkdst_recipes::election::{max_grace, LatchState};
+use zkdst_recipes::election::LatchState;
 use zkdst_recipes::zk::ZkClient;
 use zkdst_sim::client::SimClient;
 
@@ -62,14 +62,21 @@ fn record_lost(env: &mut Env, zk: &SimClient, token: i64, reason: String) {
 }
 
 /// Serves one term: acts while `leading()` says so, a few times or (one
-/// term in three) for 1.5–3 session timeouts, and records the loss the
-/// moment `lost` resolves or `leading()` turns false.
+/// term in three) for 1.5–3 session timeouts. The loss is recorded the
+/// moment the recipe reports it (`lost` resolves), as the recipe's own
+/// account; half the terms stop acting on that report, the other half
+/// only when `leading()` turns false, as an application that polls
+/// `is_leader()` before each act does — so each signal is the sole
+/// witness somewhere. (`may_poll` false: always stop on the report; a
+/// latch may lead again with the same token after a reconnect, which a
+/// polling application would take for the same term.)
 async fn serve(
     env: &mut Env,
     zk: &SimClient,
     token: i64,
     leading: impl Fn() -> bool,
     lost: impl Future<Output = String>,
+    may_poll: bool,
 ) {
     let lost = lost.fuse();
     pin_mut!(lost);
@@ -82,10 +89,15 @@ async fn serve(
         None
     };
     let mut acts = env.rng.gen_range(1..=3);
+    let listens = !may_poll || env.rng.gen_bool(0.5);
+    let mut reported = false;
     loop {
         if !leading() {
-            let reason = (&mut lost).await;
-            return record_lost(env, zk, token, reason);
+            if !reported {
+                let reason = (&mut lost).await;
+                record_lost(env, zk, token, reason);
+            }
+            return;
         }
         act(env, zk, token).await;
         let pause = match until {
@@ -101,9 +113,17 @@ async fn serve(
         };
         let sleep = madsim::time::sleep(Duration::from_millis(pause.max(1))).fuse();
         pin_mut!(sleep);
-        select_biased! {
-            reason = lost => return record_lost(env, zk, token, reason),
-            _ = sleep => {}
+        loop {
+            select_biased! {
+                reason = lost => {
+                    record_lost(env, zk, token, reason);
+                    reported = true;
+                    if listens {
+                        return;
+                    }
+                }
+                _ = sleep => break,
+            }
         }
     }
 }
@@ -132,10 +152,8 @@ pub async fn election(mut env: Env) {
             Ok(Some(l)) => {
                 let token = l.token();
                 env.ok(id, Value::Token { token });
-                serve(&mut env, &zk, token, || l.is_leader(), async {
-                    format!("{:?}", l.lost().await)
-                })
-                .await;
+                let lost = async { format!("{:?}", l.lost().await) };
+                serve(&mut env, &zk, token, || l.is_leader(), lost, true).await;
                 let rid = env.invoke(
                     Some(&zk),
                     Op::Resign {
@@ -158,7 +176,11 @@ pub async fn leader_latch(mut env: Env) {
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
     let asked = Duration::from_millis(env.session_timeout_ms as u64 / 3);
-    let grace = asked.min(max_grace(Duration::from_millis(env.session_timeout_ms as u64)));
+    // The grace the checker holds the latch to, derived here and not from
+    // the recipe's own clamp (an oracle must not share the subject's code):
+    // the client notices a lost server ⅔·T after it last heard from it and
+    // the server may expire the session at T, so no grace above T/4 is safe.
+    let grace = asked.min(Duration::from_millis(env.session_timeout_ms as u64 / 4));
     env.rec.set_meta("leader_grace_ms", grace.as_millis().to_string());
     while env.running() {
         env.renew(&mut zk, &mut ctx);
@@ -173,14 +195,14 @@ pub async fn leader_latch(mut env: Env) {
         match latch.leadership().await {
             Ok(token) => {
                 env.ok(id, Value::Token { token });
-                serve(&mut env, &zk, token, || latch.token() == Some(token), async {
+                let lost = async {
                     latch.not_leader().await;
                     match latch.state() {
                         LatchState::Closed { reason } => format!("closed: {reason:?}"),
                         s => format!("{s:?}"),
                     }
-                })
-                .await;
+                };
+                serve(&mut env, &zk, token, || latch.token() == Some(token), lost, false).await;
                 let rid = env.invoke(
                     Some(&zk),
                     Op::Resign {
