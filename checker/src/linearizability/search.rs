@@ -6,13 +6,44 @@
 //! operation now (the model accepts it and the resulting (linearized set,
 //! state) is new), lifting it out of the list; at a return, the operation
 //! that returned was not linearized in time, so backtrack the last choice.
+//!
+//! Two reductions prune orders that cannot matter, each justified by
+//! rearranging any linearization that exists:
+//! - a read ([`Model::is_read`]) that can be linearized now is linearized
+//!   now, and never tried later instead: moving a read that leaves the state
+//!   as it found it to the front of a linearization keeps it one (every
+//!   operation still pending returned after the read was called);
+//! - operations of unknown outcome with the same input are interchangeable
+//!   once called, so they are linearized in the order of their calls: the
+//!   second waits for the first.
+
+use std::collections::HashMap;
+use std::hash::Hash;
 
 use super::bitset::Bitset;
-use super::cache::{Cache, StateId};
+use super::cache::Cache;
 use super::entries::{is_call, op_of, Entries, NIL};
 use super::operation::LinOp;
+use super::states::{StateId, States};
 use super::verdict::{Witness, WitnessStep};
 use crate::models::Model;
+
+const NONE: u32 = u32::MAX;
+
+/// For each operation of unknown outcome, the previous one (by call, as the
+/// entry list orders them) with an equal input; `NONE` for the rest.
+fn interchangeable<I: Eq + Hash, O>(ops: &[LinOp<I, O>]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..ops.len()).filter(|&i| ops[i].output.is_none()).collect();
+    order.sort_by_key(|&i| (ops[i].call, i));
+    let mut last: HashMap<&I, u32> = HashMap::new();
+    let mut after = vec![NONE; ops.len()];
+    for i in order {
+        if let Some(prev) = last.insert(&ops[i].input, i as u32) {
+            after[i] = prev;
+        }
+    }
+    after
+}
 
 pub(crate) enum Progress {
     Linearizable,
@@ -25,11 +56,17 @@ pub(crate) struct Search<'a, M: Model> {
     ops: &'a [LinOp<M::Input, M::Output>],
     entries: Entries,
     linearized: Bitset,
-    cache: Cache<M::State>,
+    states: States<M::State>,
+    cache: Cache,
     /// The linearized calls, with the state before each.
     calls: Vec<(u32, StateId)>,
     state: StateId,
     entry: u32,
+    /// Per operation: whether it is a read of the model.
+    read: Vec<bool>,
+    /// Per operation of unknown outcome: the one with the same input called
+    /// just before it, which must be linearized first; `NONE` otherwise.
+    after: Vec<u32>,
     /// Calls of the longest linearized prefix seen.
     best: Vec<u32>,
     /// The entry at which the search first got stuck after `best`.
@@ -41,14 +78,20 @@ impl<'a, M: Model> Search<'a, M> {
     pub(crate) fn new(model: &'a M, ops: &'a [LinOp<M::Input, M::Output>]) -> Self {
         let entries = Entries::new(ops);
         let linearized = Bitset::new(ops.len());
+        let mut states = States::new(ops.len());
+        let state = states.intern(model.init());
         let mut cache = Cache::new(linearized.words().len());
-        let state = cache.insert(&linearized, model.init()).unwrap_or(0);
+        cache.insert(&linearized, state);
         let entry = entries.first();
+        let read = ops.iter().map(|op| model.is_read(&op.input)).collect();
         Search {
             model,
             ops,
             entries,
             linearized,
+            read,
+            after: interchangeable(ops),
+            states,
             cache,
             calls: Vec::new(),
             state,
@@ -79,14 +122,16 @@ impl<'a, M: Model> Search<'a, M> {
             if e != NIL && is_call(e) {
                 let i = op_of(e);
                 let op = &self.ops[i];
-                if let Some(next) = self
-                    .model
-                    .step(self.cache.state(self.state), &op.input, op.output.as_ref())
-                {
+                let first = self.after[i];
+                if first != NONE && !self.linearized.contains(first as usize) {
+                    self.entry = self.entries.next(e);
+                    continue;
+                }
+                if let Some(next) = self.states.step(self.model, self.state, i, op) {
                     self.linearized.set(i);
-                    if let Some(id) = self.cache.insert(&self.linearized, next) {
+                    if self.cache.insert(&self.linearized, next) {
                         self.calls.push((e, self.state));
-                        self.state = id;
+                        self.state = next;
                         self.entries.lift(e);
                         self.entry = self.entries.first();
                         if self.calls.len() > self.best.len() {
@@ -97,21 +142,41 @@ impl<'a, M: Model> Search<'a, M> {
                         continue;
                     }
                     self.linearized.clear(i);
+                    if self.read[i] {
+                        // Linearizing the read now was already refuted, so
+                        // is every order from here.
+                        if !self.backtrack() {
+                            return Progress::Refuted;
+                        }
+                        continue;
+                    }
                 }
                 self.entry = self.entries.next(e);
             } else {
                 if self.stuck.is_none() && self.calls.len() == self.best.len() {
                     self.stuck = Some(e);
                 }
-                let Some((call, before)) = self.calls.pop() else {
+                if !self.backtrack() {
                     return Progress::Refuted;
-                };
-                self.linearized.clear(op_of(call));
-                self.state = before;
-                self.entries.unlift(call);
-                self.entry = self.entries.next(call);
+                }
             }
         }
+    }
+
+    /// Undoes the last choice that had alternatives (a read had none) and
+    /// moves on to the next; false when there is none left.
+    fn backtrack(&mut self) -> bool {
+        while let Some((call, before)) = self.calls.pop() {
+            let i = op_of(call);
+            self.linearized.clear(i);
+            self.state = before;
+            self.entries.unlift(call);
+            if !self.read[i] {
+                self.entry = self.entries.next(call);
+                return true;
+            }
+        }
+        false
     }
 
     fn describe(&self, i: usize, note: String) -> WitnessStep {

@@ -73,6 +73,10 @@ impl Model for Kv {
         }
     }
 
+    fn is_read(&self, input: &KvInput) -> bool {
+        matches!(input, KvInput::Get { .. })
+    }
+
     fn partition_key(&self, input: &KvInput) -> Option<String> {
         match input {
             KvInput::Get { key } | KvInput::Put { key, .. } | KvInput::Append { key, .. } => Some(key.clone()),

@@ -28,7 +28,7 @@ use crate::linearizability::{LinOp, Partition};
 /// A sequential specification.
 pub trait Model: Sync {
     type State: Clone + Eq + Hash + Debug + Send;
-    type Input: Clone + Debug + Send + Sync;
+    type Input: Clone + Eq + Hash + Debug + Send + Sync;
     type Output: Clone + Debug + Send + Sync;
 
     /// The model's name in reports (`cas-register`, `kv`, ...).
@@ -41,6 +41,14 @@ pub trait Model: Sync {
     /// rejected: the operation then may or may not have taken effect, and if
     /// it could not take effect in `state` it leaves `state` unchanged.
     fn step(&self, state: &Self::State, input: &Self::Input, output: Option<&Self::Output>) -> Option<Self::State>;
+
+    /// True if `input` only observes: wherever `step` accepts it, the state
+    /// after is the state before (whatever the output). The engine then
+    /// linearizes such an operation as soon as it can and never tries it
+    /// later instead — a promise a model must keep, or verdicts go wrong.
+    fn is_read(&self, _input: &Self::Input) -> bool {
+        false
+    }
 
     /// Reads an operation of a history as an input; the error names what the
     /// model expected.
