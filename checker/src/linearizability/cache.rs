@@ -1,7 +1,9 @@
 //! Lowe's memo: every (linearized set, model state) configuration the search
-//! has entered. States are interned ([`super::states`]), so a configuration
-//! is a short row of words — the state id, then the bitset — kept in one
-//! arena. Open addressing; each slot holds the entry's index and the high
+//! has entered. States are named by ids ([`super::states`]), so a
+//! configuration is a short row of words — the state id, then the bitset —
+//! kept in one arena; it is found by the hash of the state's content, and
+//! two ids are compared by the caller (equal ids, or equal states once
+//! interning has stopped). Open addressing; each slot holds the entry's index and the high
 //! half of its hash, so a probe that misses touches only the slot array.
 
 use super::bitset::Bitset;
@@ -17,14 +19,6 @@ pub(crate) struct Cache {
     low: Vec<u32>,
     /// `(hash >> 32) << 32 | (index + 1)`; 0 when empty.
     slots: Vec<u64>,
-}
-
-/// splitmix64's finaliser, for the state id's share of the hash.
-fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 const INDEX: u64 = 0xffff_ffff;
@@ -45,12 +39,20 @@ impl Cache {
         self.entries
     }
 
-    /// Adds (set, state) unless present; true if it was new.
+    /// Adds (set, state) unless present; true if it was new. `state_hash`
+    /// is the hash of the state's content, and `same(other)` whether the
+    /// state named `other` equals it.
     #[inline]
-    pub(crate) fn insert(&mut self, set: &Bitset, state: StateId) -> bool {
+    pub(crate) fn insert(
+        &mut self,
+        set: &Bitset,
+        state: StateId,
+        state_hash: u64,
+        same: impl Fn(StateId) -> bool,
+    ) -> bool {
         let words = set.words();
         debug_assert_eq!(words.len() + 1, self.stride);
-        let hash = set.hash() ^ mix(state as u64 | 1 << 40);
+        let hash = set.hash() ^ state_hash.rotate_left(29);
         let tag = hash & !INDEX;
         let mask = self.slots.len() - 1;
         let mut slot = (hash as usize) & mask;
@@ -62,7 +64,7 @@ impl Cache {
             if e & !INDEX == tag {
                 let at = ((e & INDEX) - 1) as usize * self.stride;
                 let key = &self.keys[at..at + self.stride];
-                if key[0] == state as u64 && key[1..] == *words {
+                if key[1..] == *words && (key[0] == state as u64 || same(key[0] as StateId)) {
                     return false;
                 }
             }
@@ -98,24 +100,29 @@ impl Cache {
 mod tests {
     use super::*;
 
+    /// Inserts with states told apart by id alone (interned states).
+    fn ins(c: &mut Cache, b: &Bitset, id: StateId) -> bool {
+        c.insert(b, id, (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15), |_| false)
+    }
+
     #[test]
     fn remembers_configurations() {
         let mut c = Cache::new(1);
         let mut b = Bitset::new(10);
-        assert!(c.insert(&b, 0));
-        assert!(!c.insert(&b, 0));
+        assert!(ins(&mut c, &b, 0));
+        assert!(!ins(&mut c, &b, 0));
         b.set(1);
-        assert!(c.insert(&b, 0));
-        assert!(c.insert(&b, 1));
-        assert!(!c.insert(&b, 1));
+        assert!(ins(&mut c, &b, 0));
+        assert!(ins(&mut c, &b, 1));
+        assert!(!ins(&mut c, &b, 1));
         for i in 0..5000 {
-            assert!(c.insert(&b, i + 10));
+            assert!(ins(&mut c, &b, i + 10));
         }
-        assert!(!c.insert(&b, 4000));
-        assert!(!c.insert(&b, 1));
+        assert!(!ins(&mut c, &b, 4000));
+        assert!(!ins(&mut c, &b, 1));
         b.clear(1);
-        assert!(!c.insert(&b, 0));
-        assert!(c.insert(&b, 1));
+        assert!(!ins(&mut c, &b, 0));
+        assert!(ins(&mut c, &b, 1));
         assert_eq!(c.len(), 5004);
     }
 
@@ -130,11 +137,29 @@ mod tests {
             sets.push(b);
         }
         for (i, b) in sets.iter().enumerate() {
-            assert_eq!(c.insert(b, 0), sets[..i].iter().all(|p| p != b), "{i}");
+            assert_eq!(ins(&mut c, b, 0), sets[..i].iter().all(|p| p != b), "{i}");
         }
         for b in &sets {
-            assert!(!c.insert(b, 0));
-            assert!(c.insert(b, 7) || sets.iter().filter(|p| *p == b).count() > 1);
+            assert!(!ins(&mut c, b, 0));
+            assert!(ins(&mut c, b, 7) || sets.iter().filter(|p| *p == b).count() > 1);
         }
+    }
+
+    #[test]
+    fn fresh_ids_of_equal_states_are_one_configuration() {
+        // Ids 0..1000 name states by `id % 10`: ids with equal residues are
+        // equal states, hashed alike.
+        let mut c = Cache::new(1);
+        let hash = |id: StateId| ((id % 10) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut b = Bitset::new(10);
+        let mut fresh = 0;
+        for round in 0..3 {
+            for id in round * 100..round * 100 + 20 {
+                fresh += c.insert(&b, id, hash(id), |other| other % 10 == id % 10) as usize;
+            }
+            b.set(round as usize);
+        }
+        assert_eq!(fresh, 30);
+        assert_eq!(c.len(), 30);
     }
 }

@@ -81,7 +81,7 @@ impl<'a, M: Model> Search<'a, M> {
         let mut states = States::new(ops.len());
         let state = states.intern(model.init());
         let mut cache = Cache::new(linearized.words().len());
-        cache.insert(&linearized, state);
+        cache.insert(&linearized, state, states.hash(state), |_| false);
         let entry = entries.first();
         let read = ops.iter().map(|op| model.is_read(&op.input)).collect();
         Search {
@@ -129,7 +129,10 @@ impl<'a, M: Model> Search<'a, M> {
                 }
                 if let Some(next) = self.states.step(self.model, self.state, i, op) {
                     self.linearized.set(i);
-                    if self.cache.insert(&self.linearized, next) {
+                    let states = &self.states;
+                    if self.cache.insert(&self.linearized, next, states.hash(next), |other| {
+                        states.same(next, other)
+                    }) {
                         self.calls.push((e, self.state));
                         self.state = next;
                         self.entries.lift(e);
@@ -142,6 +145,7 @@ impl<'a, M: Model> Search<'a, M> {
                         continue;
                     }
                     self.linearized.clear(i);
+                    self.states.discard(next);
                     if self.read[i] {
                         // Linearizing the read now was already refuted, so
                         // is every order from here.

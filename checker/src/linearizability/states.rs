@@ -5,6 +5,20 @@
 //! loop: its memo of configurations is keyed by (linearized set, state id),
 //! and `step` on a (state, operation) pair it has seen before is an array
 //! read. The model is a pure function, so remembering it changes nothing.
+//!
+//! Interning pays when states recur (a register's few values); when nearly
+//! every state is new (a kv store's appended strings) it is one more table
+//! lookup per step, a cache miss for nothing. So a partition stops
+//! interning once `PROBE` states have been looked up and fewer than one in
+//! `MIN_HIT_RATE` was found: from then on each new state gets a fresh id,
+//! and two ids may name equal states. [`States::same`] tells them apart by
+//! content (ids below `fresh_from` are interned, so two of them are equal
+//! only if they are the same id), and every id carries the hash of its
+//! state, so the memo of configurations still finds (set, state) by the
+//! state's content — exactly the memo of the engine without interning. A
+//! fresh state the memo already had is dropped again at once
+//! ([`States::discard`]), and no transition to a fresh state is remembered,
+//! so the transition table only ever names kept states.
 
 use std::hash::{Hash, Hasher};
 
@@ -28,6 +42,12 @@ const NO_ROW: u32 = u32::MAX;
 /// register), where it serves nearly every step; a model whose states are
 /// mostly new (a kv store's appended strings) would only fill it.
 const TABLE_ENTRIES: usize = 1 << 16;
+
+/// Lookups after which a partition decides whether to go on interning.
+const PROBE: u32 = 1 << 12;
+/// Interning goes on while at least one lookup in this many finds a state
+/// already there.
+const MIN_HIT_RATE: u32 = 8;
 
 /// FxHash's multiply-rotate hasher: fast, deterministic, good enough for
 /// model states. Long byte strings (a kv store's values) go through four
@@ -106,6 +126,13 @@ pub(crate) struct States<S> {
     /// Rows of `ops` entries: the state after each operation, `UNKNOWN`
     /// or `REJECTED`.
     table: Vec<u32>,
+    /// The first id not interned; `StateId::MAX` while interning.
+    fresh_from: StateId,
+    /// Interning lookups so far, and how many found their state.
+    lookups: u32,
+    hits: u32,
+    /// The fresh state the last `step` made, if it made one.
+    made: Option<StateId>,
 }
 
 impl<S: Clone + Eq + Hash> States<S> {
@@ -117,7 +144,69 @@ impl<S: Clone + Eq + Hash> States<S> {
             ops,
             rows: Vec::new(),
             table: Vec::new(),
+            fresh_from: StateId::MAX,
+            lookups: 0,
+            hits: 0,
+            made: None,
         }
+    }
+
+    /// Whether new states are still interned.
+    pub(crate) fn interning(&self) -> bool {
+        self.fresh_from == StateId::MAX
+    }
+
+    /// The hash of state `id`'s content.
+    #[inline]
+    pub(crate) fn hash(&self, id: StateId) -> u64 {
+        self.hashes[id as usize]
+    }
+
+    /// Whether ids `a` and `b` name equal states.
+    #[inline]
+    pub(crate) fn same(&self, a: StateId, b: StateId) -> bool {
+        a == b
+            || ((a >= self.fresh_from || b >= self.fresh_from)
+                && self.hashes[a as usize] == self.hashes[b as usize]
+                && self.states[a as usize] == self.states[b as usize])
+    }
+
+    /// Forgets state `id` if the last `step` made it fresh (the caller had
+    /// no use for it); no other id is ever in use then.
+    pub(crate) fn discard(&mut self, id: StateId) {
+        if self.made == Some(id) {
+            debug_assert_eq!(id as usize + 1, self.states.len());
+            self.states.pop();
+            self.hashes.pop();
+            self.rows.pop();
+            self.made = None;
+        }
+    }
+
+    /// Stores `state` under a fresh id, without looking for it.
+    fn push_fresh(&mut self, state: S) -> StateId {
+        let hash = hash_state(&state);
+        let id = self.states.len() as StateId;
+        self.states.push(state);
+        self.hashes.push(hash);
+        self.rows.push(NO_ROW);
+        self.made = Some(id);
+        id
+    }
+
+    /// Interns `state`, counting the lookup; stops interning when lookups
+    /// seldom find anything.
+    fn lookup(&mut self, state: S) -> StateId {
+        let before = self.states.len();
+        let id = self.intern(state);
+        self.lookups += 1;
+        if self.states.len() == before {
+            self.hits += 1;
+        }
+        if self.lookups == PROBE && self.hits * MIN_HIT_RATE < self.lookups {
+            self.fresh_from = self.states.len() as StateId;
+        }
+        id
     }
 
     #[cfg(test)]
@@ -190,6 +279,7 @@ impl<S: Clone + Eq + Hash> States<S> {
         index: usize,
         op: &LinOp<M::Input, M::Output>,
     ) -> Option<StateId> {
+        self.made = None;
         let row = self.rows[from as usize];
         if row != NO_ROW {
             match self.table[row as usize + index] {
@@ -198,19 +288,28 @@ impl<S: Clone + Eq + Hash> States<S> {
                 to => return Some(to),
             }
         }
-        let next = model.step(&self.states[from as usize], &op.input, op.output.as_ref());
+        let state = &self.states[from as usize];
         let to = if model.is_read(&op.input) {
+            let accepted = model.accepts_read(state, &op.input, op.output.as_ref());
             debug_assert!(
-                next.as_ref().is_none_or(|s| *s == self.states[from as usize]),
-                "{} says {:?} is a read, but it changed the state",
+                {
+                    let next = model.step(state, &op.input, op.output.as_ref());
+                    next.is_some() == accepted && next.as_ref().is_none_or(|s| s == state)
+                },
+                "{} says {:?} is a read, but step disagrees with accepts_read or changed the state",
                 model.name(),
                 op.input
             );
-            next.map(|_| from)
+            accepted.then_some(from)
         } else {
-            next.map(|next| self.intern(next))
+            let next = model.step(state, &op.input, op.output.as_ref());
+            if self.interning() {
+                next.map(|next| self.lookup(next))
+            } else {
+                next.map(|next| self.push_fresh(next))
+            }
         };
-        if row != NO_ROW {
+        if row != NO_ROW && self.made.is_none() {
             self.table[row as usize + index] = to.unwrap_or(REJECTED);
         }
         to
@@ -289,5 +388,36 @@ mod tests {
         for &id in &ids {
             assert_eq!(s.step(&m, id, ops - 1, &write), Some(ids[3]));
         }
+    }
+
+    #[test]
+    fn stops_interning_when_states_are_new_and_still_tells_them_apart() {
+        // A register whose every write is new: interning finds nothing.
+        let m = Register::plain();
+        let ops: Vec<_> = (0..PROBE as i64 + 10)
+            .map(|v| op(RegisterInput::Write { key: None, value: v }, RegisterOutput::Done))
+            .collect();
+        let mut s: States<Option<i64>> = States::new(ops.len());
+        let nil = s.intern(None);
+        for (i, o) in ops.iter().enumerate().take(PROBE as usize) {
+            assert!(s.interning());
+            s.step(&m, nil, i, o).unwrap();
+        }
+        assert!(!s.interning());
+        // Equal states now get fresh ids, which `same` and `hash` equate.
+        let write0 = s.step(&m, nil, 0, &ops[0]).unwrap();
+        let fresh = s.step(&m, nil, PROBE as usize, &ops[0]).unwrap();
+        assert_ne!(write0, fresh);
+        assert!(s.same(write0, fresh) && s.same(fresh, write0));
+        assert_eq!(s.hash(write0), s.hash(fresh));
+        assert!(!s.same(fresh, nil));
+        // A fresh state nobody kept is dropped; a remembered one is not.
+        let len = s.len();
+        s.discard(fresh);
+        assert_eq!(s.len(), len - 1);
+        s.discard(write0);
+        assert_eq!(s.len(), len - 1);
+        let again = s.step(&m, nil, PROBE as usize + 1, &ops[PROBE as usize + 1]).unwrap();
+        assert_eq!(s.get(again), &Some(PROBE as i64 + 1));
     }
 }

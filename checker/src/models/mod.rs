@@ -15,7 +15,7 @@ use std::fmt::Debug;
 use std::hash::Hash;
 
 pub use counter::{Counter, CounterInput, CounterOutput};
-pub use kv::{Kv, KvInput, KvOutput};
+pub use kv::{Kv, KvInput, KvOutput, KvState};
 pub use mutex::{Mutex, MutexInput, MutexOutput, MutexState};
 pub use name::ModelName;
 pub use queue::{Queue, QueueInput, QueueOutput};
@@ -48,6 +48,14 @@ pub trait Model: Sync {
     /// later instead — a promise a model must keep, or verdicts go wrong.
     fn is_read(&self, _input: &Self::Input) -> bool {
         false
+    }
+
+    /// For a read (`is_read`): whether `step` accepts it in `state`, which
+    /// a model may tell without building the state after (the engine asks
+    /// this instead of calling `step` for reads; debug builds check that
+    /// the two agree).
+    fn accepts_read(&self, state: &Self::State, input: &Self::Input, output: Option<&Self::Output>) -> bool {
+        self.step(state, input, output).is_some()
     }
 
     /// Reads an operation of a history as an input; the error names what the
