@@ -21,19 +21,8 @@ pub struct Partition<I, O> {
     pub ops: Vec<LinOp<I, O>>,
 }
 
-/// Steps a partition runs before it yields to the next one, at most.
+/// Steps a partition runs before it yields to the next one.
 const SLICE: u64 = 1 << 15;
-/// A partition's first slice; each next one is twice as long, up to
-/// `SLICE`. Most partitions are settled in a few thousand steps, so an easy
-/// refutation no longer waits for every partition queued before it to run
-/// a full slice.
-const FIRST_SLICE: u64 = 1 << 10;
-
-/// The slice for a partition that has run `steps` steps so far: as long as
-/// what it has run already (so the doubling costs at most twice the work).
-fn slice_after(steps: u64) -> u64 {
-    steps.clamp(FIRST_SLICE, SLICE)
-}
 
 /// Checks the operations of a single object.
 pub fn check_operations<M: Model>(model: &M, ops: &[LinOp<M::Input, M::Output>], budget: Budget) -> Verdict {
@@ -98,7 +87,7 @@ fn work<'a, M: Model>(model: &'a M, partitions: &'a [Partition<M::Input, M::Outp
         let Some((index, search)) = shared.queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else {
             return;
         };
-        let mut slice = slice_after(search.as_ref().map_or(0, |s| s.steps()));
+        let mut slice = SLICE;
         if let Some(max) = shared.budget.max_steps {
             let used = shared.steps.load(Ordering::SeqCst);
             if used >= max {
@@ -262,14 +251,6 @@ mod tests {
             check_partitions::<Register>(&Register::cas(), &[], Budget::unlimited()),
             Verdict::Linearizable
         );
-    }
-
-    #[test]
-    fn slices_start_short_and_double() {
-        assert_eq!(slice_after(0), FIRST_SLICE);
-        assert_eq!(slice_after(FIRST_SLICE), FIRST_SLICE);
-        assert_eq!(slice_after(3 * FIRST_SLICE), 3 * FIRST_SLICE);
-        assert_eq!(slice_after(10 * SLICE), SLICE);
     }
 
     #[test]
