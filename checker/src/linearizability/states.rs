@@ -214,6 +214,10 @@ impl<S: Clone + Eq + Hash> States<S> {
         &self.states[id as usize]
     }
 
+    pub(crate) fn state(&self, id: StateId) -> &S {
+        &self.states[id as usize]
+    }
+
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.states.len()

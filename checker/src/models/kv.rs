@@ -188,6 +188,21 @@ impl Model for Kv {
         matches!(input, KvInput::Get { .. })
     }
 
+    /// Appends only extend the text, and gets keep it.
+    fn grows(&self, input: &KvInput) -> bool {
+        !matches!(input, KvInput::Put { .. })
+    }
+
+    /// Appends only extend the text, so a get can later read `v` only if
+    /// the text is a prefix of `v`.
+    fn may_read_later(&self, state: &KvState, read: &KvInput, output: &KvOutput) -> bool {
+        match (read, output) {
+            (KvInput::Get { .. }, KvOutput::Got(v)) => v.as_bytes().starts_with(state.text().as_bytes()),
+            (KvInput::Get { .. }, KvOutput::Done) => false,
+            _ => true,
+        }
+    }
+
     /// A get is accepted without cloning the value it read.
     fn accepts_read(&self, state: &KvState, input: &KvInput, output: Option<&KvOutput>) -> bool {
         match (input, output) {
@@ -316,6 +331,36 @@ mod tests {
             if ta == tb {
                 proptest::prop_assert_eq!(hash_of(&ra), hash_of(&rb));
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// `may_read_later`'s promise: a get that some growing steps from a
+        /// state make acceptable is never ruled out in that state.
+        #[test]
+        fn may_read_later_never_rules_out_a_reachable_read(
+            start in "[ab]{0,4}",
+            appends in proptest::collection::vec("[ab]{0,2}", 0..5),
+            read in "[ab]{0,8}",
+        ) {
+            let m = Kv;
+            let key = || "k".to_string();
+            let get = KvInput::Get { key: key() };
+            let out = KvOutput::Got(read.clone());
+            let state = KvState::new(&start);
+            let mut s = state.clone();
+            let mut reachable = m.step(&s, &get, Some(&out)).is_some();
+            for a in &appends {
+                let input = KvInput::Append { key: key(), value: a.clone() };
+                proptest::prop_assert!(m.grows(&input));
+                s = m.step(&s, &input, Some(&KvOutput::Done)).unwrap();
+                reachable |= m.step(&s, &get, Some(&out)).is_some();
+            }
+            if reachable {
+                proptest::prop_assert!(m.may_read_later(&state, &get, &out));
+            }
+            // And it is exact: the text is a prefix of the read.
+            proptest::prop_assert_eq!(m.may_read_later(&state, &get, &out), read.starts_with(&start));
         }
     }
 

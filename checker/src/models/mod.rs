@@ -50,6 +50,23 @@ pub trait Model: Sync {
         false
     }
 
+    /// True if every state `step` gives for `input` from a state `s` is a
+    /// growth of `s` in the sense of [`Model::may_read_later`] (a read,
+    /// which keeps `s`, grows it trivially). The engine uses this with
+    /// `may_read_later` to drop configurations a pending read rules out.
+    fn grows(&self, _input: &Self::Input) -> bool {
+        false
+    }
+
+    /// For a read with a known output: false only if no state reached from
+    /// `state` by steps of growing operations ([`Model::grows`]), including
+    /// `state` itself, lets `step` accept the read with this output. A
+    /// model must keep this promise, or verdicts go wrong; `true` is
+    /// always safe.
+    fn may_read_later(&self, _state: &Self::State, _read: &Self::Input, _output: &Self::Output) -> bool {
+        true
+    }
+
     /// For a read (`is_read`): whether `step` accepts it in `state`, which
     /// a model may tell without building the state after (the engine asks
     /// this instead of calling `step` for reads; debug builds check that
