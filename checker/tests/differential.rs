@@ -491,3 +491,31 @@ fn mutations_often_refute() {
     }
     eprintln!("refuted of {total}: {refuted:?}");
 }
+
+/// With one thread the witness of a refuted kv history (where the pruning
+/// of unsatisfiable reads is at work) is the same on every run, and the
+/// verdict is the one the default, multi-threaded budget gives.
+#[test]
+fn kv_witnesses_are_deterministic_on_one_thread() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let one = Budget {
+        threads: Some(1),
+        ..Budget::unlimited()
+    };
+    let mut refuted = 0;
+    for k in 0..200 {
+        let s = steps().new_tree(&mut runner).unwrap().current();
+        let mut ops = kv_history(&s);
+        mutate_kv(&mut ops, k as u8, k);
+        let first = check_operations(&Kv, &ops, one);
+        assert_eq!(first, check_operations(&Kv, &ops, one));
+        assert_eq!(
+            first.is_refuted(),
+            !matches!(check_operations(&Kv, &ops, Budget::unlimited()), Verdict::Linearizable)
+        );
+        refuted += usize::from(first.is_refuted());
+    }
+    assert!(refuted > 0);
+}
