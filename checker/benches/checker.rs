@@ -1,6 +1,13 @@
 //! Linearizability engine speed on the Porcupine corpus, in release:
-//! `cargo bench -p zkdst-checker`. Each figure is the best of several runs
-//! of the check alone (files are read and parsed beforehand).
+//! `cargo bench -p zkdst-checker`. Each figure is the best and the median of
+//! several runs of the check alone (files are read and parsed beforehand).
+//!
+//! Arguments that are not flags select cases by substring, e.g.
+//! `cargo bench -p zkdst-checker -- etcd_002 c50` runs only those (the whole
+//! etcd set is the case `etcd-all`). `ZKDST_CORPUS` names the corpus
+//! directory when it is not found beside the checkout; `ZKDST_BENCH_RUNS`
+//! sets the number of runs (default 7). Peak memory (VmHWM) is printed last:
+//! run a single case to read its peak alone.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -10,9 +17,10 @@ use zkdst_checker::formats::Format;
 use zkdst_checker::history::History;
 use zkdst_checker::linearizability::Budget;
 
-const RUNS: usize = 7;
-
 fn corpus() -> PathBuf {
+    if let Some(dir) = std::env::var_os("ZKDST_CORPUS") {
+        return PathBuf::from(dir);
+    }
     let documented = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/porcupine"));
     if documented.is_dir() {
         return documented.to_path_buf();
@@ -28,16 +36,26 @@ fn load(file: &str, format: Format) -> History {
     format.read(&corpus().join(file)).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Best time of `RUNS` runs of `f`, and the verdict lines it produced.
-fn best(histories: &[History], f: impl Fn(&History) -> String) -> (Duration, Vec<String>) {
-    let mut best = Duration::MAX;
+fn runs() -> usize {
+    std::env::var("ZKDST_BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .filter(|&r| r > 0)
+        .unwrap_or(7)
+}
+
+/// Best and median time of `runs()` runs of `f`, and the verdict lines it
+/// produced.
+fn measure(histories: &[History], f: impl Fn(&History) -> String) -> (Duration, Duration, Vec<String>) {
+    let mut times = Vec::new();
     let mut verdicts = Vec::new();
-    for _ in 0..RUNS {
+    for _ in 0..runs() {
         let start = Instant::now();
         verdicts = histories.iter().map(&f).collect();
-        best = best.min(start.elapsed());
+        times.push(start.elapsed());
     }
-    (best, verdicts)
+    times.sort();
+    (times[0], times[times.len() / 2], verdicts)
 }
 
 fn check(h: &History) -> String {
@@ -55,39 +73,39 @@ fn peak_memory() -> Option<String> {
         .map(|l| l["VmHWM:".len()..].trim().to_string())
 }
 
+fn report(name: &str, histories: &[History], note: impl Fn(&[String]) -> String) {
+    let (best, median, verdicts) = measure(histories, check);
+    println!(
+        "{name:<26} best {:>9.1} ms  median {:>9.1} ms  {}",
+        ms(best),
+        ms(median),
+        note(&verdicts)
+    );
+}
+
 fn main() {
-    let etcd: Vec<(String, History)> = (0..=102)
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let wanted = |name: &str| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()));
+    let etcd_names: Vec<String> = (0..=102)
         .map(|i| format!("jepsen/etcd_{i:03}.log"))
         .filter(|f| f != "jepsen/etcd_095.log")
-        .map(|f| {
-            let h = load(&f, Format::JepsenEtcd);
-            (f, h)
-        })
         .collect();
-    let all: Vec<History> = etcd.iter().map(|(_, h)| h.clone()).collect();
-    let (t, verdicts) = best(&all, check);
-    let refuted = verdicts.iter().filter(|v| *v == "NOT linearizable").count();
-    println!(
-        "etcd, all {} files: {:>9.1} ms  ({} linearizable, {} not)",
-        all.len(),
-        ms(t),
-        verdicts.len() - refuted,
-        refuted
-    );
+    if wanted("etcd-all") {
+        let all: Vec<History> = etcd_names.iter().map(|f| load(f, Format::JepsenEtcd)).collect();
+        report(&format!("etcd-all ({} files)", all.len()), &all, |v| {
+            let refuted = v.iter().filter(|v| *v == "NOT linearizable").count();
+            format!("({} linearizable, {} not)", v.len() - refuted, refuted)
+        });
+    }
     for name in ["jepsen/etcd_002.log", "jepsen/etcd_007.log"] {
-        let h = etcd
-            .iter()
-            .find(|(f, _)| f == name)
-            .map(|(_, h)| h.clone())
-            .into_iter()
-            .collect::<Vec<_>>();
-        let (t, v) = best(&h, check);
-        println!("{name:<26} {:>9.1} ms  {}", ms(t), v.join(""));
+        if wanted(name) {
+            report(name, &[load(name, Format::JepsenEtcd)], |v| v.join(""));
+        }
     }
     for name in ["kv/c50-ok.txt", "kv/c50-bad.txt"] {
-        let h = [load(name, Format::PorcupineKv)];
-        let (t, v) = best(&h, check);
-        println!("{name:<26} {:>9.1} ms  {}", ms(t), v.join(""));
+        if wanted(name) {
+            report(name, &[load(name, Format::PorcupineKv)], |v| v.join(""));
+        }
     }
     println!(
         "peak memory (VmHWM): {}",

@@ -9,7 +9,8 @@ use proptest::prelude::*;
 
 use zkdst_checker::linearizability::{check_operations, Budget, LinOp, Verdict};
 use zkdst_checker::models::{
-    Model, Mutex, MutexInput, MutexOutput, Queue, QueueInput, QueueOutput, Register, RegisterInput, RegisterOutput,
+    Kv, KvInput, KvOutput, Model, Mutex, MutexInput, MutexOutput, Queue, QueueInput, QueueOutput, Register,
+    RegisterInput, RegisterOutput,
 };
 
 type Ops<M> = Vec<LinOp<<M as Model>::Input, <M as Model>::Output>>;
@@ -34,6 +35,43 @@ fn brute_force<M: Model>(model: &M, ops: &Ops<M>) -> bool {
         })
     }
     go(model, ops, 0, &model.init())
+}
+
+/// The kv store as a plain specification: the state is the text itself
+/// (the engine's [`Kv`] keeps a hash beside it), so the brute force over
+/// it checks `Kv`'s state too.
+struct KvSpec;
+
+impl Model for KvSpec {
+    type State = String;
+    type Input = KvInput;
+    type Output = KvOutput;
+
+    fn name(&self) -> &'static str {
+        "kv-spec"
+    }
+
+    fn init(&self) -> String {
+        String::new()
+    }
+
+    fn step(&self, state: &String, input: &KvInput, output: Option<&KvOutput>) -> Option<String> {
+        match (input, output) {
+            (KvInput::Get { .. }, Some(KvOutput::Got(v))) => (v == state).then(|| state.clone()),
+            (KvInput::Get { .. }, None) => Some(state.clone()),
+            (KvInput::Get { .. }, Some(KvOutput::Done)) => None,
+            (KvInput::Put { value, .. }, _) => Some(value.clone()),
+            (KvInput::Append { value, .. }, _) => Some(format!("{state}{value}")),
+        }
+    }
+
+    fn input(&self, op: &zkdst_checker::history::Operation) -> Result<KvInput, &'static str> {
+        Kv.input(op)
+    }
+
+    fn output(&self, input: &KvInput, value: &zkdst_checker::history::Value) -> Result<KvOutput, &'static str> {
+        Kv.output(input, value)
+    }
 }
 
 fn engine<M: Model>(model: &M, ops: &Ops<M>) -> bool {
@@ -129,6 +167,32 @@ fn register_history(steps: &[Step]) -> Ops<Register> {
                         RegisterOutput::CasFailed
                     },
                 )
+            }
+        })
+        .collect()
+}
+
+/// One key: gets (reads, linearized as soon as they can be), and puts and
+/// appends of a few values (so lost ones with equal inputs are
+/// interchangeable).
+fn kv_history(steps: &[Step]) -> Ops<Kv> {
+    let mut value = String::new();
+    let key = || "k".to_string();
+    steps
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let v = format!("v{}", s.arg);
+            match s.kind {
+                0 => op(k, s, KvInput::Get { key: key() }, KvOutput::Got(value.clone())),
+                1 => {
+                    value = v.clone();
+                    op(k, s, KvInput::Put { key: key(), value: v }, KvOutput::Done)
+                }
+                _ => {
+                    value.push_str(&v);
+                    op(k, s, KvInput::Append { key: key(), value: v }, KvOutput::Done)
+                }
             }
         })
         .collect()
@@ -233,6 +297,23 @@ fn mutate_register(ops: &mut Ops<Register>, mutation: u8, at: usize) {
     }
 }
 
+fn mutate_kv(ops: &mut Ops<Kv>, mutation: u8, at: usize) {
+    match mutation % 3 {
+        0 => {
+            // a get sees a value cut short (or one never written)
+            if let Some(Some(KvOutput::Got(o))) =
+                first_from(ops, at, |o| matches!(o, Some(KvOutput::Got(_)))).map(|j| &mut ops[j].output)
+            {
+                if o.pop().is_none() {
+                    o.push_str("v9");
+                }
+            }
+        }
+        1 => drop_op(ops, at, |i| !matches!(i, KvInput::Get { .. })),
+        _ => move_response_earlier(ops, at),
+    }
+}
+
 fn mutate_queue(ops: &mut Ops<Queue>, mutation: u8, at: usize) {
     match mutation % 3 {
         0 => {
@@ -283,6 +364,22 @@ proptest! {
         let mut ops = register_history(&s);
         mutate_register(&mut ops, m, at);
         prop_assert_eq!(engine(&Register::cas(), &ops), brute_force(&Register::cas(), &ops), "{:?}", ops);
+    }
+
+    #[test]
+    fn kv_histories_from_the_spec_are_linearizable(s in steps()) {
+        let ops = kv_history(&s);
+        prop_assert!(engine(&Kv, &ops));
+        prop_assert!(brute_force(&Kv, &ops));
+    }
+
+    #[test]
+    fn kv_mutations_judged_as_brute_force(s in steps(), m in any::<u8>(), at in any::<usize>()) {
+        let mut ops = kv_history(&s);
+        mutate_kv(&mut ops, m, at);
+        let verdict = engine(&Kv, &ops);
+        prop_assert_eq!(verdict, brute_force(&Kv, &ops), "{:?}", ops);
+        prop_assert_eq!(verdict, brute_force(&KvSpec, &ops), "{:?}", ops);
     }
 
     #[test]
@@ -357,7 +454,7 @@ fn mutations_often_refute() {
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::deterministic();
     let strategy = (steps(), any::<u8>(), any::<usize>());
-    let (mut refuted, mut total) = ([0usize; 3], 0usize);
+    let (mut refuted, mut total) = ([0usize; 4], 0usize);
     for _ in 0..300 {
         let Ok(tree) = strategy.new_tree(&mut runner) else {
             continue;
@@ -370,10 +467,13 @@ fn mutations_often_refute() {
         mutate_queue(&mut q, m, at);
         let mut x = mutex_history(&s);
         mutate_mutex(&mut x, m, at);
+        let mut kv = kv_history(&s);
+        mutate_kv(&mut kv, m, at);
         for (k, (e, b)) in [
             (engine(&Register::cas(), &r), brute_force(&Register::cas(), &r)),
             (engine(&Queue, &q), brute_force(&Queue, &q)),
             (engine(&Mutex, &x), brute_force(&Mutex, &x)),
+            (engine(&Kv, &kv), brute_force(&Kv, &kv)),
         ]
         .into_iter()
         .enumerate()
@@ -382,7 +482,7 @@ fn mutations_often_refute() {
             refuted[k] += usize::from(!e);
         }
     }
-    for (k, name) in ["register", "queue", "mutex"].iter().enumerate() {
+    for (k, name) in ["register", "queue", "mutex", "kv"].iter().enumerate() {
         assert!(
             refuted[k] * 10 >= total,
             "{name}: only {} of {total} mutated histories refuted",
@@ -390,4 +490,32 @@ fn mutations_often_refute() {
         );
     }
     eprintln!("refuted of {total}: {refuted:?}");
+}
+
+/// With one thread the witness of a refuted kv history (where the pruning
+/// of unsatisfiable reads is at work) is the same on every run, and the
+/// verdict is the one the default, multi-threaded budget gives.
+#[test]
+fn kv_witnesses_are_deterministic_on_one_thread() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let one = Budget {
+        threads: Some(1),
+        ..Budget::unlimited()
+    };
+    let mut refuted = 0;
+    for k in 0..200 {
+        let s = steps().new_tree(&mut runner).unwrap().current();
+        let mut ops = kv_history(&s);
+        mutate_kv(&mut ops, k as u8, k);
+        let first = check_operations(&Kv, &ops, one);
+        assert_eq!(first, check_operations(&Kv, &ops, one));
+        assert_eq!(
+            first.is_refuted(),
+            !matches!(check_operations(&Kv, &ops, Budget::unlimited()), Verdict::Linearizable)
+        );
+        refuted += usize::from(first.is_refuted());
+    }
+    assert!(refuted > 0);
 }

@@ -39,6 +39,10 @@ impl Bitset {
         }
     }
 
+    pub(crate) fn contains(&self, i: usize) -> bool {
+        self.words[i / 64] & (1u64 << (i % 64)) != 0
+    }
+
     pub(crate) fn words(&self) -> &[u64] {
         &self.words
     }
@@ -68,5 +72,6 @@ mod tests {
         assert_ne!(a.hash(), b.hash());
         assert_eq!(a.words()[0], 0);
         assert_eq!(a.words()[2], 2);
+        assert!(a.contains(129) && !a.contains(3) && !a.contains(64));
     }
 }

@@ -11,6 +11,7 @@ mod entries;
 mod operation;
 mod scheduler;
 mod search;
+mod states;
 mod verdict;
 
 pub use operation::LinOp;

@@ -23,6 +23,8 @@ pub struct Partition<I, O> {
 
 /// Steps a partition runs before it yields to the next one.
 const SLICE: u64 = 1 << 15;
+/// Steps between two looks at whether another thread has stopped the check.
+const CHUNK: u64 = 1 << 10;
 
 /// Checks the operations of a single object.
 pub fn check_operations<M: Model>(model: &M, ops: &[LinOp<M::Input, M::Output>], budget: Budget) -> Verdict {
@@ -102,7 +104,16 @@ fn work<'a, M: Model>(model: &'a M, partitions: &'a [Partition<M::Input, M::Outp
         }
         let mut search = search.unwrap_or_else(|| Search::new(model, &partitions[index].ops));
         let before = search.steps();
-        let progress = search.run(slice);
+        // In chunks, so that a refutation found on another thread stops
+        // this one within `CHUNK` steps rather than at the end of a slice.
+        let progress = loop {
+            let chunk = slice.min(CHUNK);
+            slice -= chunk;
+            match search.run(chunk) {
+                Progress::Pending if slice > 0 && !shared.stop.load(Ordering::Relaxed) => {}
+                p => break p,
+            }
+        };
         shared.steps.fetch_add(search.steps() - before, Ordering::SeqCst);
         match progress {
             Progress::Linearizable => {}

@@ -70,6 +70,10 @@ impl Model for Counter {
         }
     }
 
+    fn is_read(&self, input: &CounterInput) -> bool {
+        matches!(input, CounterInput::Read { .. })
+    }
+
     fn partition_key(&self, input: &CounterInput) -> Option<String> {
         match input {
             CounterInput::Increment { counter, .. } | CounterInput::Read { counter } => Some(counter.clone()),

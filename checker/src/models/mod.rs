@@ -15,7 +15,7 @@ use std::fmt::Debug;
 use std::hash::Hash;
 
 pub use counter::{Counter, CounterInput, CounterOutput};
-pub use kv::{Kv, KvInput, KvOutput};
+pub use kv::{Kv, KvInput, KvOutput, KvState};
 pub use mutex::{Mutex, MutexInput, MutexOutput, MutexState};
 pub use name::ModelName;
 pub use queue::{Queue, QueueInput, QueueOutput};
@@ -28,7 +28,7 @@ use crate::linearizability::{LinOp, Partition};
 /// A sequential specification.
 pub trait Model: Sync {
     type State: Clone + Eq + Hash + Debug + Send;
-    type Input: Clone + Debug + Send + Sync;
+    type Input: Clone + Eq + Hash + Debug + Send + Sync;
     type Output: Clone + Debug + Send + Sync;
 
     /// The model's name in reports (`cas-register`, `kv`, ...).
@@ -41,6 +41,39 @@ pub trait Model: Sync {
     /// rejected: the operation then may or may not have taken effect, and if
     /// it could not take effect in `state` it leaves `state` unchanged.
     fn step(&self, state: &Self::State, input: &Self::Input, output: Option<&Self::Output>) -> Option<Self::State>;
+
+    /// True if `input` only observes: wherever `step` accepts it, the state
+    /// after is the state before (whatever the output). The engine then
+    /// linearizes such an operation as soon as it can and never tries it
+    /// later instead — a promise a model must keep, or verdicts go wrong.
+    fn is_read(&self, _input: &Self::Input) -> bool {
+        false
+    }
+
+    /// True if every state `step` gives for `input` from a state `s` is a
+    /// growth of `s` in the sense of [`Model::may_read_later`] (a read,
+    /// which keeps `s`, grows it trivially). The engine uses this with
+    /// `may_read_later` to drop configurations a pending read rules out.
+    fn grows(&self, _input: &Self::Input) -> bool {
+        false
+    }
+
+    /// For a read with a known output: false only if no state reached from
+    /// `state` by steps of growing operations ([`Model::grows`]), including
+    /// `state` itself, lets `step` accept the read with this output. A
+    /// model must keep this promise, or verdicts go wrong; `true` is
+    /// always safe.
+    fn may_read_later(&self, _state: &Self::State, _read: &Self::Input, _output: &Self::Output) -> bool {
+        true
+    }
+
+    /// For a read (`is_read`): whether `step` accepts it in `state`, which
+    /// a model may tell without building the state after (the engine asks
+    /// this instead of calling `step` for reads; debug builds check that
+    /// the two agree).
+    fn accepts_read(&self, state: &Self::State, input: &Self::Input, output: Option<&Self::Output>) -> bool {
+        self.step(state, input, output).is_some()
+    }
 
     /// Reads an operation of a history as an input; the error names what the
     /// model expected.

@@ -114,6 +114,10 @@ impl Model for Register {
         }
     }
 
+    fn is_read(&self, input: &RegisterInput) -> bool {
+        matches!(input, RegisterInput::Read { .. })
+    }
+
     fn partition_key(&self, input: &RegisterInput) -> Option<String> {
         match input {
             RegisterInput::Read { key } | RegisterInput::Write { key, .. } | RegisterInput::Cas { key, .. } => {

@@ -78,6 +78,10 @@ impl Model for Set {
         }
     }
 
+    fn is_read(&self, input: &SetInput) -> bool {
+        matches!(input, SetInput::Read { .. })
+    }
+
     fn partition_key(&self, input: &SetInput) -> Option<String> {
         match input {
             SetInput::Add { set, .. } | SetInput::Remove { set, .. } | SetInput::Read { set } => Some(set.clone()),
