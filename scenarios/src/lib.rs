@@ -7,12 +7,16 @@
 pub mod api;
 pub mod bench;
 pub mod fuzz;
+pub mod junit;
 pub mod nemesis;
 pub mod plan;
+pub mod regress;
+pub mod replay;
 pub mod runner;
 pub mod scenario;
 pub mod shrink;
 pub mod stats;
+pub mod store;
 pub mod streams;
 pub mod trace;
 pub mod variant;

@@ -1,17 +1,16 @@
 //! `zkdst`: run, fuzz, replay and shrink scenarios; check recorded
-//! histories; list shipped scenarios; merge sharded fuzz results.
+//! histories; list shipped scenarios; merge sharded fuzz results; keep
+//! regression seeds.
+
+mod cli;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
-use zkdst_checker::report::{render_html, render_text, summary_line};
-use zkdst_scenarios::fuzz::{self, Job, SeedRecord, SeedSet};
-use zkdst_scenarios::{repro_line, run, shrink, FaultPlan, RunOutcome, RunVerdict, Scenario};
+use zkdst_scenarios::replay;
+use zkdst_scenarios::{run, shrink, FaultPlan, RunOutcome, RunVerdict, Scenario};
 
 // A simulation allocates and frees small objects at a high rate (messages,
 // persistent-tree chunks); mimalloc is markedly faster at it than glibc's.
@@ -56,26 +55,8 @@ enum Cmd {
         #[arg(long)]
         plan: Option<PathBuf>,
     },
-    /// Run many seeds on all cores.
-    Fuzz {
-        #[arg(required = true)]
-        scenarios: Vec<PathBuf>,
-        /// Seed range A..B (default: the scenario's own).
-        #[arg(long)]
-        seeds: Option<String>,
-        /// Worker threads (default: all cores).
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Run only shard I of N (seeds with (seed - A) % N == I).
-        #[arg(long)]
-        shard: Option<String>,
-        /// Stop starting new seeds after this many seconds of wall time.
-        #[arg(long)]
-        time: Option<u64>,
-        /// One JSON line per seed on stdout (and a summary line), no table.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Run many seeds on all cores; store every failing seed's files.
+    Fuzz(cli::fuzz::FuzzArgs),
     /// Replay one seed bit for bit, writing its history and timeline.
     Replay {
         scenario: PathBuf,
@@ -133,6 +114,15 @@ enum Cmd {
         files: Vec<PathBuf>,
         #[arg(long)]
         json: bool,
+        /// Also write the merged campaign as a JUnit XML report.
+        #[arg(long)]
+        junit: Option<PathBuf>,
+    },
+    /// Regression seeds: seeds that once failed and must pass from now on
+    /// (scenarios/regressions.toml; `cargo test --test regressions` runs them).
+    Regress {
+        #[command(subcommand)]
+        what: cli::regress::RegressCmd,
     },
     /// Benchmarks of the harness (release builds).
     Bench {
@@ -208,37 +198,7 @@ fn quiet_seed_panics() {
 }
 
 fn report(path: &Path, sc: &Scenario, o: &RunOutcome) {
-    let verdict = match o.verdict {
-        RunVerdict::Pass => "PASS",
-        RunVerdict::Fail => "FAIL",
-        RunVerdict::Unknown => "UNKNOWN",
-    };
-    println!(
-        "{verdict}  {} seed {}  ({} events, fingerprint {:016x}, {:.2} s)",
-        sc.name,
-        o.seed,
-        o.history.events.len(),
-        o.fingerprint,
-        o.wall.as_secs_f64()
-    );
-    if !o.results.is_empty() {
-        println!("{}", summary_line(&o.results));
-    }
-    if let (Some(m), Some(f)) = (&sc.measure, sc.measured(&o.results)) {
-        println!("measured: {} = {f:.2} (flagged above {})", m.figure, m.flag_above);
-    }
-    let stats: Vec<String> = o.stats.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    println!("exercised: {}", stats.join(" "));
-    if let Some(e) = &o.error {
-        println!("run failed: {e}");
-    }
-    if o.verdict != RunVerdict::Pass {
-        println!("{}", render_text(&o.history, &o.results));
-        println!("fault plan:\n{}", o.plan);
-    }
-    if o.verdict == RunVerdict::Fail {
-        println!("{}", repro_line(path, sc, o.seed, &o.plan));
-    }
+    print!("{}", replay::report_text(path, sc, o));
 }
 
 fn exit_for(v: RunVerdict) -> ExitCode {
@@ -296,24 +256,17 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
             let o = run(&sc, seed, plan.as_ref());
             report(&scenario, &sc, &o);
             if let Some(p) = history {
-                std::fs::write(&p, o.history.to_json()).with_context(|| format!("{}: cannot write", p.display()))?;
+                replay::write_history(&o, &p).map_err(anyhow::Error::msg)?;
                 println!("history written to {}", p.display());
             }
             if let Some(p) = html {
-                std::fs::write(&p, render_html(&o.history, &o.results))
-                    .with_context(|| format!("{}: cannot write", p.display()))?;
+                replay::write_timeline(&o, &p).map_err(anyhow::Error::msg)?;
                 println!("timeline written to {}", p.display());
             }
             Ok(exit_for(o.verdict))
         }
-        Cmd::Fuzz {
-            scenarios,
-            seeds,
-            jobs,
-            shard,
-            time,
-            json,
-        } => fuzz_cmd(scenarios, seeds, jobs, shard, time, json),
+        Cmd::Fuzz(args) => cli::fuzz::fuzz(args),
+        Cmd::Regress { what } => cli::regress::regress(what),
         Cmd::Shrink { scenario, seed, out } => {
             let sc = load(&scenario)?;
             quiet_seed_panics();
@@ -332,14 +285,7 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
                 r.checks.join(", ")
             );
             println!("{}", r.plan);
-            println!(
-                "zkdst replay {} --seed {seed} --plan {}  # commit {}, scenario {}, plan {}",
-                scenario.display(),
-                out.display(),
-                zkdst_scenarios::COMMIT,
-                sc.hash(),
-                r.plan.hash()
-            );
+            println!("{}", replay::plan_repro_line(&scenario, &sc, seed, &out, &r.plan));
             Ok(ExitCode::from(EXIT_VIOLATION))
         }
         Cmd::Check {
@@ -411,127 +357,8 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
                     no_shrink,
                 },
         } => bench_bugs(files, json, jobs, ranges, seeds, no_shrink),
-        Cmd::Merge { files, json } => {
-            let mut all: Vec<SeedRecord> = Vec::new();
-            for f in &files {
-                all.extend(fuzz::read_records(f).map_err(anyhow::Error::msg)?);
-            }
-            all.sort_by(|a, b| (&a.file, a.seed).cmp(&(&b.file, b.seed)));
-            all.dedup_by(|a, b| a.file == b.file && a.seed == b.seed);
-            let sums = fuzz::summarize(&all);
-            if json {
-                println!("{}", serde_json::to_string(&serde_json::json!({ "summary": sums }))?);
-            } else {
-                print!("{}", fuzz::render_summary(&sums));
-            }
-            let failed = sums.values().any(|s| s.fail > 0);
-            let unknown = sums.values().any(|s| s.unknown > 0);
-            Ok(exit_for_campaign(failed, unknown))
-        }
+        Cmd::Merge { files, json, junit } => cli::fuzz::merge(files, json, junit),
     }
-}
-
-fn fuzz_cmd(
-    files: Vec<PathBuf>,
-    seeds: Option<String>,
-    jobs: Option<usize>,
-    shard: Option<String>,
-    time: Option<u64>,
-    json: bool,
-) -> Result<ExitCode> {
-    let range = seeds
-        .as_deref()
-        .map(fuzz::parse_range)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
-    let shard = shard
-        .as_deref()
-        .map(fuzz::parse_shard)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
-    if jobs == Some(0) {
-        bail!("--jobs must be at least 1");
-    }
-    let threads = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let mut all_jobs = Vec::new();
-    let mut scenarios = Vec::new();
-    for f in &files {
-        let sc = Arc::new(load(f)?);
-        let (start, end) = range.unwrap_or((sc.seeds.start, sc.seeds.start + sc.seeds.count));
-        for seed in (SeedSet { start, end, shard }).seeds() {
-            all_jobs.push(Job {
-                file: f.clone(),
-                scenario: sc.clone(),
-                seed,
-            });
-        }
-        scenarios.push((f.clone(), sc));
-    }
-    quiet_seed_panics();
-    let bar = if json {
-        ProgressBar::hidden()
-    } else {
-        let b = ProgressBar::new(all_jobs.len() as u64);
-        b.set_style(
-            ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} seeds  {per_sec}  {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
-        b
-    };
-    let deadline = time.map(|t| std::time::Instant::now() + Duration::from_secs(t));
-    let started = std::time::Instant::now();
-    let mut failures = 0u64;
-    let records = fuzz::run_jobs(all_jobs, threads, deadline, |job, o| {
-        if o.verdict == RunVerdict::Fail {
-            failures += 1;
-            let line = repro_line(&job.file, &job.scenario, o.seed, &o.plan);
-            bar.suspend(|| eprintln!("FAIL [{}] {line}", o.failed_checks().join(",")));
-        }
-        if json {
-            let rec = SeedRecord::from_outcome(&job.file, &job.scenario, o);
-            println!("{}", serde_json::to_string(&rec).unwrap_or_default());
-        }
-        bar.set_message(format!("{failures} failed"));
-        bar.inc(1);
-    });
-    bar.finish();
-    let wall = started.elapsed();
-    let sums = fuzz::summarize(&records);
-    let mut unmet_any = false;
-    let mut unmet_text = String::new();
-    for (f, sc) in &scenarios {
-        if let Some(s) = sums.get(&f.display().to_string()) {
-            for (k, want, got) in s.stats.unmet(&sc.expect.min) {
-                unmet_any = true;
-                unmet_text.push_str(&format!(
-                    "{}: expected {k} >= {want} over the campaign, got {got}\n",
-                    f.display()
-                ));
-            }
-        }
-    }
-    let n = records.len() as f64;
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string(
-                &serde_json::json!({ "summary": sums, "unmet": unmet_text, "wall_s": wall.as_secs_f64() })
-            )?
-        );
-    } else {
-        print!("{}", fuzz::render_summary(&sums));
-        print!("{unmet_text}");
-        println!(
-            "\n{} seeds in {:.1} s on {threads} threads: {:.0} seeds/min",
-            records.len(),
-            wall.as_secs_f64(),
-            n / wall.as_secs_f64().max(1e-9) * 60.0
-        );
-    }
-    let failed = sums.values().any(|s| s.fail > 0);
-    let unknown = sums.values().any(|s| s.unknown > 0);
-    Ok(exit_for_campaign(failed || unmet_any, unknown))
 }
 
 /// `zkdst bench bugs`: the logic lives in `zkdst_scenarios::bench::bugs`.

@@ -228,3 +228,55 @@ fn help_documents_the_exit_codes_and_exits_0() {
     }
     assert_eq!(code(&zkdst(&["--version"])), 0);
 }
+
+#[test]
+fn regress_add_refuses_duplicates_and_a_malformed_file_is_named() {
+    let list = zkdst(&["regress", "list"]);
+    assert_eq!(code(&list), 0, "{list:?}");
+    assert!(
+        String::from_utf8_lossy(&list.stdout).contains("regression seed(s) in scenarios/regressions.toml"),
+        "{list:?}"
+    );
+
+    let file = Scratch::new("regressions.toml", "");
+    std::fs::remove_file(&file.0).unwrap();
+    let add = |seed: &str| {
+        zkdst(&[
+            "regress",
+            "add",
+            "scenarios/lock.toml",
+            "--seed",
+            seed,
+            "--note",
+            "n",
+            "--file",
+            file.path(),
+        ])
+    };
+    let o = add("3");
+    assert_eq!(code(&o), 0, "{o:?}");
+    let o = add("3");
+    assert_eq!(code(&o), 3, "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("seed 3 is already a regression (entry 1)"),
+        "{o:?}"
+    );
+    let listed = zkdst(&["regress", "list", "--file", file.path()]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("scenarios/lock.toml --seed 3  n"),
+        "{listed:?}"
+    );
+
+    std::fs::write(
+        &file.0,
+        "[[regression]]\nscenario = \"scenarios/lock.toml\"\nseed = -1\n",
+    )
+    .unwrap();
+    let o = zkdst(&["regress", "check", "--file", file.path()]);
+    assert_eq!(code(&o), 3, "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(file.path()) && err.contains("entry 1 (`regression[0].seed`)"),
+        "{err}"
+    );
+}
