@@ -107,8 +107,10 @@ for d in dirs:
             f = m.get('file', '?')
             name = m.get('name') or f"{f}: {m.get('genre', '')}"
             e = files.setdefault(f, {'mutants': 0, 'killed': 0, 'survived': 0, 'timeout': 0,
-                                     'unviable': 0, 'first_seeds': [], 'survivors': [], 'timeouts': []})
+                                     'unviable': 0, 'first_seeds': [], 'survivors': [], 'timeouts': [],
+                                     'wall_s': []})
             e['mutants'] += 1
+            e['wall_s'].append(sum(p.get('duration', 0) for p in o.get('phase_results', [])))
             s = o.get('summary')
             if s == 'CaughtMutant':
                 e['killed'] += 1
@@ -124,16 +126,18 @@ for d in dirs:
             elif s == 'Unviable':
                 e['unviable'] += 1
 rows = []
-lines = ['| file | mutants | killed | survived | timeout | unviable | median first failing seed | score |',
-         '|---|---:|---:|---:|---:|---:|---:|---:|']
+lines = ['| file | mutants | killed | survived | timeout | unviable | median first failing seed | score | median s per mutant |',
+         '|---|---:|---:|---:|---:|---:|---:|---:|---:|']
 for f in sorted(files):
     e = files[f]
     med = statistics.median(e['first_seeds']) if e['first_seeds'] else None
     viable = e['mutants'] - e['unviable']
     score = (e['killed'] + e['timeout']) / viable if viable else None
     e['median_first_seed'] = med; e['score'] = score
+    e['median_wall_s'] = statistics.median(e['wall_s']) if e['wall_s'] else None
     lines.append(f"| {f} | {e['mutants']} | {e['killed']} | {e['survived']} | {e['timeout']} | {e['unviable']} | "
-                 f"{'-' if med is None else med:} | {'-' if score is None else f'{score:.0%}'} |")
+                 f"{'-' if med is None else f'{med:g}'} | {'-' if score is None else f'{score:.0%}'} | "
+                 f"{'-' if e['median_wall_s'] is None else round(e['median_wall_s'])} |")
 lines.append('')
 for f in sorted(files):
     for kind in ('survivors', 'timeouts'):
