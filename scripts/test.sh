@@ -8,3 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/zk/install.sh
 cargo test --workspace --release "$@"
+# zookeeper-client inside the simulation: a workspace of its own (its
+# runtime crates are patched with stand-ins on madsim; see wiresim/).
+cargo test --release --manifest-path wiresim/Cargo.toml "$@"

@@ -41,6 +41,8 @@ pub struct EnsembleConfig {
     /// A planted simulator bug (only with the cargo feature `planted`;
     /// ignored without it).
     pub planted: Option<SimBug>,
+    /// Servers also listen on the wire port for byte-stream (jute) clients.
+    pub wire: bool,
 }
 
 impl Default for EnsembleConfig {
@@ -54,6 +56,7 @@ impl Default for EnsembleConfig {
             container_check_ms: 60_000,
             fsync_us: (500, 3000),
             planted: None,
+            wire: false,
         }
     }
 }
@@ -118,6 +121,7 @@ impl Cluster {
                     shuffle_children: cfg.shuffle_children,
                     container_check_ms: cfg.container_check_ms,
                     planted: cfg.planted,
+                    wire: cfg.wire,
                 },
                 disk: Disk::new(),
                 recorder: recorder.clone(),

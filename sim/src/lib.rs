@@ -18,4 +18,5 @@ pub mod runtime;
 pub mod server;
 pub mod session;
 pub mod tree;
+pub mod wire;
 pub mod zab;

@@ -42,6 +42,8 @@ pub struct ServerConfig {
     pub container_check_ms: u64,
     /// A planted bug (acts only with the cargo feature `planted`).
     pub planted: Option<crate::planted::SimBug>,
+    /// Listen on the wire port too (`crate::wire`).
+    pub wire: bool,
 }
 
 /// What the shell must do after an input.
@@ -257,6 +259,23 @@ impl ServerCore {
                 timeout_ms,
             } => self.revalidated(session, conn, timeout_ms),
         }
+    }
+
+    /// Takes the packets for `conn` queued so far, leaving the rest: a wire
+    /// connection sends what SetWatches fired before its own reply.
+    pub fn take_client_messages(&mut self, conn: ConnId) -> Vec<ToClient> {
+        let (mine, rest) = std::mem::take(&mut self.out.clients).into_iter().partition(|(c, _)| *c == conn);
+        self.out.clients = rest;
+        mine.into_iter().map(|(_, m)| m).collect::<Vec<_>>()
+    }
+
+    /// `removeWatches` / `checkWatches` for a session connected here:
+    /// whether it had such a watch (`kind` is the request's WatcherType).
+    pub fn remove_watch(&mut self, session: SessionId, path: &str, kind: i32, remove: bool) -> Result<bool, ZkError> {
+        validate_path(path, false).map_err(|_| ZkError::BadArguments)?;
+        let kind = crate::tree::WatchKind::from_i32(kind).ok_or(ZkError::BadArguments)?;
+        self.touch(session);
+        Ok(self.watches.remove_watch(path, session, kind, remove))
     }
 
     pub fn on_client_connected(&mut self, conn: ConnId) {

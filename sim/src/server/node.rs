@@ -19,10 +19,15 @@ use crate::net::{connect, Listener, Sender};
 use crate::proto::{PeerMsg, ToClient, ToServer};
 use crate::recorder::Recorder;
 use crate::tree::DataTree;
+use crate::wire::WireConn;
 use crate::zab::{Role, ServerId, Zxid};
 
 pub const CLIENT_PORT: u16 = 2181;
 pub const PEER_PORT: u16 = 2888;
+/// Where servers built with `wire: true` serve byte-stream (jute) clients.
+pub const WIRE_PORT: u16 = 2182;
+/// Wire connections are numbered apart from typed ones.
+const WIRE_CONN_BASE: ConnId = 1 << 40;
 
 /// The address of server `id` on the simulated network.
 pub fn server_ip(id: ServerId) -> std::net::IpAddr {
@@ -83,12 +88,20 @@ enum Ev {
     PeerDown(ServerId),
     Client(ConnId, ToServer),
     ClientEof(ConnId),
+    Wire(ConnId, Vec<u8>),
+    WireEof(ConnId),
     Tick,
     Fsync(FsyncTicket),
 }
 
+/// Where a connection's replies go.
+enum Sink {
+    Typed(Sender<ToClient>),
+    Wire(Sender<Vec<u8>>),
+}
+
 /// Open client connections: the sender of replies and the reader task.
-type Conns = BTreeMap<ConnId, (Sender<ToClient>, JoinHandle<()>)>;
+type Conns = BTreeMap<ConnId, (Sink, JoinHandle<()>)>;
 
 /// A running incarnation of a server, shared by its tasks. Each task hands
 /// what it receives straight to the core (no hop through a central task)
@@ -96,6 +109,8 @@ type Conns = BTreeMap<ConnId, (Sender<ToClient>, JoinHandle<()>)>;
 struct Running {
     node: ServerNode,
     shell: Mutex<Shell>,
+    /// Byte-stream connections: their protocol state, used under the core's lock.
+    wires: Mutex<BTreeMap<ConnId, WireConn>>,
 }
 
 /// Where the core's outputs go.
@@ -176,11 +191,16 @@ impl ServerNode {
                 fsync_next: None,
                 fsyncs,
             }),
+            wires: Mutex::new(BTreeMap::new()),
         });
         let mut tasks: Vec<JoinHandle<()>> = vec![
             madsim::task::spawn(accept_peers(peer_listener, srv.clone())),
             madsim::task::spawn(accept_clients(client_listener, srv.clone())),
         ];
+        if srv.node.cfg.wire {
+            let l = Listener::bind(SocketAddr::new(server_ip(me), WIRE_PORT));
+            tasks.push(madsim::task::spawn(accept_wire(l, srv.clone())));
+        }
         for (s, link) in links {
             tasks.push(madsim::task::spawn(peer_link(me, s, link, srv.clone())));
         }
@@ -193,7 +213,7 @@ impl ServerNode {
                 fsrv.handle(Ev::Fsync(t));
             }
         }));
-        srv.flush(first);
+        srv.flush(first, Vec::new());
         // The heartbeat runs here, for as long as the node lives.
         let mut iv = madsim::time::interval(tick);
         iv.tick().await;
@@ -218,7 +238,8 @@ impl Running {
                 Ev::Peer(f, _) => format!("message from zk{f}"),
                 Ev::PeerDown(f) => format!("link to zk{f} down"),
                 Ev::Client(c, _) => format!("packet on connection {c}"),
-                Ev::ClientEof(c) => format!("connection {c} closed"),
+                Ev::ClientEof(c) | Ev::WireEof(c) => format!("connection {c} closed"),
+                Ev::Wire(c, b) => format!("{} bytes on wire connection {c}", b.len()),
                 Ev::Tick => "tick".into(),
                 Ev::Fsync(..) => "fsync done".into(),
             };
@@ -226,7 +247,7 @@ impl Running {
             tracing::trace!("{what}");
         }
         match &ev {
-            Ev::ClientEof(conn) => {
+            Ev::ClientEof(conn) | Ev::WireEof(conn) => {
                 self.shell().conns.remove(conn);
             }
             Ev::Fsync(_) => self.shell().fsync_in_flight = false,
@@ -240,6 +261,17 @@ impl Running {
                 Ev::PeerDown(from) => core.on_peer_disconnected(now, from),
                 Ev::Client(conn, msg) => core.on_client(now, conn, msg),
                 Ev::ClientEof(conn) => core.on_client_closed(conn),
+                Ev::Wire(conn, bytes) => {
+                    if let Some(w) = self.wires().get_mut(&conn) {
+                        w.receive(&bytes, core, now);
+                    }
+                }
+                Ev::WireEof(conn) => {
+                    if let Some(mut w) = self.wires().remove(&conn) {
+                        w.eof();
+                        core.on_client_closed(conn);
+                    }
+                }
                 Ev::Tick => core.on_tick(now),
                 Ev::Fsync(t) => {
                     if let Some(z) = node.disk.fsync(t) {
@@ -247,24 +279,90 @@ impl Running {
                     }
                 }
             }
-            core.take_outputs()
+            self.outputs(core, now)
         };
-        self.flush(out);
+        self.flush(out.0, out.1);
+    }
+
+    fn wires(&self) -> std::sync::MutexGuard<'_, BTreeMap<ConnId, WireConn>> {
+        self.wires.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The core's outputs, with the packets for wire connections turned
+    /// into bytes. Answering a wire connection can feed the core again (held
+    /// requests, SetWatches), so this runs until the core has nothing more.
+    fn outputs(&self, core: &mut ServerCore, now: u64) -> (Outputs, Vec<(ConnId, Vec<u8>)>) {
+        let mut wires = self.wires();
+        if wires.is_empty() {
+            return (core.take_outputs(), Vec::new());
+        }
+        let mut acc = Outputs::default();
+        loop {
+            let out = core.take_outputs();
+            let idle = out.clients.is_empty()
+                && out.close.is_empty()
+                && out.peers.is_empty()
+                && out.disk.is_empty()
+                && out.applied.is_empty();
+            if idle {
+                break;
+            }
+            acc.peers.extend(out.peers);
+            acc.disk.extend(out.disk);
+            acc.applied.extend(out.applied);
+            for (c, m) in out.clients {
+                match wires.get_mut(&c) {
+                    Some(w) => w.deliver(m, core, now),
+                    None => acc.clients.push((c, m)),
+                }
+            }
+            acc.close.extend(out.close);
+        }
+        let mut bytes = Vec::new();
+        let mut closed = Vec::new();
+        for (&c, w) in wires.iter_mut() {
+            let (b, close) = w.take_output();
+            if !b.is_empty() {
+                bytes.push((c, b));
+            }
+            if close {
+                closed.push(c);
+            }
+        }
+        for c in acc.close.iter().chain(closed.iter()) {
+            wires.remove(c);
+        }
+        acc.close.extend(closed);
+        (acc, bytes)
+    }
+
+    /// A new byte-stream client connection.
+    fn accepted_wire(self: &Arc<Self>, conn: ConnId, wtx: Sender<Vec<u8>>, reader: JoinHandle<()>) {
+        self.shell().conns.insert(conn, (Sink::Wire(wtx), reader));
+        self.wires().insert(conn, WireConn::new(conn));
+        let now = self.node.recorder.now_ms();
+        let out = {
+            let mut guard = self.node.status.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(core) = guard.as_mut() else { return };
+            core.on_client_connected(conn);
+            self.outputs(core, now)
+        };
+        self.flush(out.0, out.1);
     }
 
     /// A new client connection: registered before its first packet.
     fn accepted(self: &Arc<Self>, conn: ConnId, wtx: Sender<ToClient>, reader: JoinHandle<()>) {
-        self.shell().conns.insert(conn, (wtx, reader));
+        self.shell().conns.insert(conn, (Sink::Typed(wtx), reader));
         let out = {
             let mut guard = self.node.status.lock().unwrap_or_else(|e| e.into_inner());
             let Some(core) = guard.as_mut() else { return };
             core.on_client_connected(conn);
             core.take_outputs()
         };
-        self.flush(out);
+        self.flush(out, Vec::new());
     }
 
-    fn flush(self: &Arc<Self>, out: Outputs) {
+    fn flush(self: &Arc<Self>, out: Outputs, bytes: Vec<(ConnId, Vec<u8>)>) {
         let node = &self.node;
         let mut sh = self.shell();
         if !out.disk.is_empty() {
@@ -288,8 +386,13 @@ impl Running {
             }
         }
         for (conn, msg) in out.clients {
-            if let Some((w, _)) = sh.conns.get(&conn) {
+            if let Some((Sink::Typed(w), _)) = sh.conns.get(&conn) {
                 w.send(msg);
+            }
+        }
+        for (conn, b) in bytes {
+            if let Some((Sink::Wire(w), _)) = sh.conns.get(&conn) {
+                w.send(b);
             }
         }
         for conn in out.close {
@@ -331,6 +434,22 @@ async fn accept_clients(l: Listener<ToServer, ToClient>, srv: Arc<Running>) {
             rsrv.handle(Ev::ClientEof(conn));
         });
         srv.accepted(conn, wtx, reader);
+    }
+}
+
+async fn accept_wire(l: Listener<Vec<u8>, Vec<u8>>, srv: Arc<Running>) {
+    let mut next: ConnId = WIRE_CONN_BASE;
+    while let Some((wtx, mut rx)) = l.accept().await {
+        next += 1;
+        let conn = next;
+        let rsrv = srv.clone();
+        let reader = madsim::task::spawn(async move {
+            while let Some(bytes) = rx.recv().await {
+                rsrv.handle(Ev::Wire(conn, bytes));
+            }
+            rsrv.handle(Ev::WireEof(conn));
+        });
+        srv.accepted_wire(conn, wtx, reader);
     }
 }
 

@@ -29,4 +29,4 @@ pub use ephemeral::EphemeralType;
 pub use prep::{prep, sequence_suffix, PrepConfig};
 pub use request::{WriteRequest, JUTE_MAX_BUFFER};
 pub use txn::{Applied, Trigger, Txn, TxnResult};
-pub use watch::WatchManager;
+pub use watch::{WatchKind, WatchManager};

@@ -28,6 +28,26 @@ enum WatcherMode {
     PersistentRecursive,
 }
 
+/// The watch tables `removeWatches` names (3.8's `WatcherType`; the
+/// persistent types are 3.9's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchKind {
+    Children,
+    Data,
+    Any,
+}
+
+impl WatchKind {
+    pub fn from_i32(v: i32) -> Option<WatchKind> {
+        match v {
+            1 => Some(WatchKind::Children),
+            2 => Some(WatchKind::Data),
+            3 => Some(WatchKind::Any),
+            _ => None,
+        }
+    }
+}
+
 /// One `WatchManager`: path → session → mode, and the reverse index.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct WatchTable {
@@ -63,6 +83,10 @@ impl WatchTable {
                 self.by_session.remove(&session);
             }
         }
+    }
+
+    fn has(&self, path: &str, session: SessionId) -> bool {
+        self.by_path.get(path).is_some_and(|w| w.contains_key(&session))
     }
 
     fn remove_session(&mut self, session: SessionId) {
@@ -152,6 +176,27 @@ impl WatchManager {
         };
         self.data.add(path, session, mode);
         self.child.add(path, session, mode);
+    }
+
+    /// `removeWatches` / `checkWatches` (3.8's `DataTree.removeWatch` and
+    /// `containsWatcher`): the session's watch on `path` in the table the
+    /// type names — 1 children, 2 data, 3 any — of any mode. Whether there
+    /// was one; `remove` false only looks.
+    pub fn remove_watch(&mut self, path: &str, session: SessionId, kind: WatchKind, remove: bool) -> bool {
+        let mut found = false;
+        if matches!(kind, WatchKind::Children | WatchKind::Any) && self.child.has(path, session) {
+            found = true;
+            if remove {
+                self.child.remove(path, session);
+            }
+        }
+        if matches!(kind, WatchKind::Data | WatchKind::Any) && self.data.has(path, session) {
+            found = true;
+            if remove {
+                self.data.remove(path, session);
+            }
+        }
+        found
     }
 
     /// Drops every watch of the session (its connection closed).

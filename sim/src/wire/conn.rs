@@ -1,0 +1,547 @@
+//! One byte-stream client connection as a 3.8 server handles it, in front
+//! of the typed server core: frames in, typed packets to the core, the
+//! core's packets back out as frames.
+//!
+//! ZooKeeper's rules kept here:
+//! - the first frame is a ConnectRequest (or a four-letter word); frames
+//!   that follow it before the ConnectResponse are held, as the server
+//!   disables receive until the session is set up (`disableRecv`);
+//! - a reconnect with the wrong password, or to an expired session, gets
+//!   timeOut 0, sessionId 0 and a 16-byte zero password, then the close;
+//! - replies leave in request order, pings included (CommitProcessor
+//!   queues them behind the session's pending writes), so the requests the
+//!   connection answers itself wait at their place in that order; auth and
+//!   sasl are answered on receipt, as `processPacket` answers them;
+//! - a frame that does not decode closes the connection.
+
+use std::collections::VecDeque;
+
+use zkdst_recipes::zk::SessionId;
+use zkdst_wire as w;
+use zkdst_wire::records::multi::WriteOp;
+use zkdst_wire::{ErrorCode, FrameDecoder, Limits, ServerReply};
+
+use super::convert;
+use crate::proto::{Response, ToClient, ToServer};
+use crate::server::{ConnId, ServerCore};
+
+/// The password a session gets: derived from its id, so that a server
+/// restarted from disk checks it as ZooKeeper does with its secret.
+pub fn session_passwd(session: SessionId) -> Vec<u8> {
+    let mut p = session.to_be_bytes().to_vec();
+    p.extend_from_slice(&(session ^ 0x5a17_c0de_7a11_5eed).rotate_left(17).to_be_bytes());
+    p
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Waiting for the ConnectRequest.
+    New,
+    /// The ConnectRequest went to the core; later frames are held.
+    Connecting,
+    Open(SessionId),
+    Closed,
+}
+
+/// How to shape the core's reply to a request, by what the client asked.
+#[derive(Debug, Clone)]
+enum Shape {
+    Create,
+    Create2,
+    Delete,
+    Exists,
+    GetAcl,
+    GetData,
+    SetData,
+    GetChildren,
+    GetChildren2,
+    Sync(String),
+    Check,
+    Multi(Vec<WriteOp>),
+    MultiRead,
+    AddWatch,
+    CloseSession,
+    Ping,
+}
+
+/// A request the connection answers itself, when it reaches the head.
+#[derive(Debug, Clone)]
+enum Local {
+    Error(ErrorCode),
+    SetWatches(ToServer),
+    RemoveWatches { path: String, kind: i32, remove: bool },
+    GetEphemerals(String),
+    GetAllChildrenNumber(String),
+    SetAcl(String),
+}
+
+#[derive(Debug)]
+enum Entry {
+    /// Sent to the core; `done` once its reply came back.
+    Core { xid: i32, shape: Shape, done: Option<ServerReply> },
+    Local { xid: i32, op: Local },
+}
+
+/// A wire connection's state. Feed it frames with [`WireConn::receive`] and
+/// the core's packets with [`WireConn::deliver`]; take the bytes to send
+/// with [`WireConn::take_output`].
+#[derive(Debug)]
+pub struct WireConn {
+    id: ConnId,
+    decoder: FrameDecoder,
+    phase: Phase,
+    held: VecDeque<Vec<u8>>,
+    queue: VecDeque<Entry>,
+    out: Vec<u8>,
+    /// The connection closes once `out` is sent.
+    close: bool,
+}
+
+impl WireConn {
+    pub fn new(id: ConnId) -> Self {
+        WireConn {
+            id,
+            decoder: FrameDecoder::new(Limits::default()),
+            phase: Phase::New,
+            held: VecDeque::new(),
+            queue: VecDeque::new(),
+            out: Vec::new(),
+            close: false,
+        }
+    }
+
+    /// Bytes to send, and whether the connection must close after them.
+    pub fn take_output(&mut self) -> (Vec<u8>, bool) {
+        (std::mem::take(&mut self.out), self.close)
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.close
+    }
+
+    /// Bytes from the client: every whole frame is acted on.
+    pub fn receive(&mut self, bytes: &[u8], core: &mut ServerCore, now_ms: u64) {
+        if self.close {
+            return;
+        }
+        if self.phase == Phase::New && self.decoder.buffered().is_empty() && bytes.len() >= 4 {
+            let head = [bytes[0], bytes[1], bytes[2], bytes[3]];
+            if let Some(word) = w::frame::four_letter_word(head) {
+                // 3.8's default whitelist holds `srvr` only; the simulator
+                // runs no admin commands, as if the whitelist were empty.
+                self.out
+                    .extend_from_slice(format!("{word} is not executed because it is not in the whitelist.\n").as_bytes());
+                return self.shut(core);
+            }
+        }
+        self.decoder.push(bytes);
+        loop {
+            match self.decoder.next_frame() {
+                Ok(Some(frame)) => self.frame(frame, core, now_ms),
+                Ok(None) => break,
+                Err(_) => return self.shut(core),
+            }
+            if self.close {
+                return;
+            }
+        }
+    }
+
+    /// The connection ends at the client's side (EOF or reset).
+    pub fn eof(&mut self) {
+        self.phase = Phase::Closed;
+        self.close = true;
+    }
+
+    fn shut(&mut self, core: &mut ServerCore) {
+        self.phase = Phase::Closed;
+        self.close = true;
+        core.on_client_closed(self.id);
+    }
+
+    fn frame(&mut self, frame: Vec<u8>, core: &mut ServerCore, now_ms: u64) {
+        match self.phase {
+            Phase::New => {
+                let Ok(req) = w::decode_connect_request(&frame) else {
+                    return self.shut(core);
+                };
+                self.phase = Phase::Connecting;
+                if req.session_id != 0 && req.passwd != session_passwd(req.session_id) {
+                    // `reopenSession` with a bad password: finishSessionInit(false).
+                    self.expired_reply();
+                    return self.shut(core);
+                }
+                core.on_client(
+                    now_ms,
+                    self.id,
+                    ToServer::Connect {
+                        session: req.session_id,
+                        last_zxid: req.last_zxid_seen,
+                        timeout_ms: req.time_out,
+                    },
+                );
+            }
+            Phase::Connecting => self.held.push_back(frame),
+            Phase::Open(session) => self.request(frame, session, core, now_ms),
+            Phase::Closed => {}
+        }
+    }
+
+    fn request(&mut self, frame: Vec<u8>, session: SessionId, core: &mut ServerCore, now_ms: u64) {
+        let Ok(req) = w::decode_request(&frame) else {
+            return self.shut(core);
+        };
+        let xid = req.xid;
+        use w::Request as R;
+        let local = match &req.request {
+            R::Ping => {
+                self.queue.push_back(Entry::Core {
+                    xid,
+                    shape: Shape::Ping,
+                    done: None,
+                });
+                core.on_client(now_ms, self.id, ToServer::Ping);
+                return;
+            }
+            R::Auth(a) => {
+                // Answered on receipt. `digest` and `ip` are the providers a
+                // 3.8 server has by default; any other scheme is AuthFailed,
+                // and the server closes the connection after saying so.
+                let ok = a.scheme == "digest" || a.scheme == "ip";
+                let result = if ok { Ok(w::Response::Auth) } else { Err(ErrorCode::AuthFailed) };
+                self.emit(&ServerReply {
+                    xid,
+                    zxid: 0,
+                    result,
+                });
+                if !ok {
+                    self.shut(core);
+                }
+                return;
+            }
+            R::Sasl(_) => {
+                // No SASL login is configured on the simulated servers.
+                self.emit(&ServerReply {
+                    xid,
+                    zxid: 0,
+                    result: Err(ErrorCode::AuthFailed),
+                });
+                return self.shut(core);
+            }
+            R::SetWatches(s) => Local::SetWatches(ToServer::SetWatches {
+                relative_zxid: s.relative_zxid,
+                data: sorted(&s.data_watches),
+                exist: sorted(&s.exist_watches),
+                child: sorted(&s.child_watches),
+                persistent: Vec::new(),
+                persistent_recursive: Vec::new(),
+            }),
+            R::SetWatches2(s) => Local::SetWatches(ToServer::SetWatches {
+                relative_zxid: s.relative_zxid,
+                data: sorted(&s.data_watches),
+                exist: sorted(&s.exist_watches),
+                child: sorted(&s.child_watches),
+                persistent: sorted(&s.persistent_watches),
+                persistent_recursive: sorted(&s.persistent_recursive_watches),
+            }),
+            R::RemoveWatches(r) => Local::RemoveWatches {
+                path: r.path.clone(),
+                kind: r.watcher_type,
+                remove: true,
+            },
+            R::CheckWatches(r) => Local::RemoveWatches {
+                path: r.path.clone(),
+                kind: r.watcher_type,
+                remove: false,
+            },
+            R::GetEphemerals(p) => Local::GetEphemerals(p.path.clone()),
+            R::GetAllChildrenNumber(p) => Local::GetAllChildrenNumber(p.path.clone()),
+            // reconfigEnabled is false by default in 3.8.
+            R::Reconfig(_) => Local::Error(ErrorCode::ReconfigDisabled),
+            R::SetAcl(s) => Local::SetAcl(s.path.clone()),
+            other => match convert::core_request(other) {
+                Some(Ok(request)) => {
+                    let shape = shape_of(other);
+                    self.queue.push_back(Entry::Core { xid, shape, done: None });
+                    core.on_client(
+                        now_ms,
+                        self.id,
+                        ToServer::Request {
+                            xid: xid as i64,
+                            request,
+                        },
+                    );
+                    return self.release(session, core, now_ms);
+                }
+                Some(Err(e)) => Local::Error(convert::code(&e)),
+                None => Local::Error(ErrorCode::Unimplemented),
+            },
+        };
+        self.queue.push_back(Entry::Local { xid, op: local });
+        self.release(session, core, now_ms);
+    }
+
+    /// A packet from the core for this connection.
+    pub fn deliver(&mut self, msg: ToClient, core: &mut ServerCore, now_ms: u64) {
+        if self.close {
+            return;
+        }
+        match msg {
+            ToClient::Connected {
+                session, timeout_ms, ..
+            } => {
+                if timeout_ms <= 0 {
+                    self.expired_reply();
+                    self.phase = Phase::Closed;
+                    self.close = true;
+                    return;
+                }
+                let rsp = w::ConnectResponse {
+                    protocol_version: 0,
+                    time_out: timeout_ms,
+                    session_id: session,
+                    passwd: session_passwd(session),
+                    read_only: Some(false),
+                };
+                self.out.extend(w::encode_connect_response(&rsp));
+                self.phase = Phase::Open(session);
+                while let Some(frame) = self.held.pop_front() {
+                    self.request(frame, session, core, now_ms);
+                    if self.close {
+                        return;
+                    }
+                }
+            }
+            ToClient::Event { event_type, path, .. } => {
+                let event = w::WatcherEvent {
+                    event_type: convert::event_type(event_type),
+                    state: w::KeeperState::SyncConnected,
+                    path,
+                };
+                self.out.extend(w::encode_notification(&event));
+            }
+            ToClient::Pong { zxid } => {
+                self.complete(|shape| matches!(shape, Shape::Ping), |_| {
+                    ServerReply {
+                        xid: w::xid::PING,
+                        zxid,
+                        result: Ok(w::Response::Ping),
+                    }
+                });
+                if let Phase::Open(s) = self.phase {
+                    self.release(s, core, now_ms);
+                }
+            }
+            ToClient::Reply { xid, zxid, response } => {
+                let xid = xid as i32;
+                self.complete_xid(xid, zxid, response);
+                if let Phase::Open(s) = self.phase {
+                    self.release(s, core, now_ms);
+                }
+            }
+        }
+    }
+
+    fn complete_xid(&mut self, xid: i32, zxid: i64, response: Response) {
+        for e in self.queue.iter_mut() {
+            if let Entry::Core { xid: x, shape, done } = e {
+                if *x == xid && done.is_none() && !matches!(shape, Shape::Ping) {
+                    *done = Some(ServerReply {
+                        xid,
+                        zxid,
+                        result: shape_reply(shape, response),
+                    });
+                    return;
+                }
+            }
+        }
+    }
+
+    fn complete(&mut self, which: impl Fn(&Shape) -> bool, reply: impl FnOnce(&Shape) -> ServerReply) {
+        for e in self.queue.iter_mut() {
+            if let Entry::Core { shape, done, .. } = e {
+                if done.is_none() && which(shape) {
+                    *done = Some(reply(shape));
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Sends every reply at the head of the queue that is ready, answering
+    /// the connection's own requests as they reach the head.
+    fn release(&mut self, session: SessionId, core: &mut ServerCore, now_ms: u64) {
+        while let Some(head) = self.queue.front_mut() {
+            match head {
+                Entry::Core { done: None, .. } => break,
+                Entry::Core { done, .. } => {
+                    let reply = done.take().expect("checked");
+                    self.queue.pop_front();
+                    self.emit(&reply);
+                }
+                Entry::Local { .. } => {
+                    let Some(Entry::Local { xid, op }) = self.queue.pop_front() else {
+                        unreachable!("matched above")
+                    };
+                    self.local(xid, op, session, core, now_ms);
+                    if self.close {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    fn local(&mut self, xid: i32, op: Local, session: SessionId, core: &mut ServerCore, now_ms: u64) {
+        let zxid = core.tree().last_zxid();
+        let result = match op {
+            Local::Error(code) => Err(code),
+            Local::SetWatches(msg) => {
+                // The events SetWatches fires go out before its reply, as
+                // the server fires them while processing it.
+                core.on_client(now_ms, self.id, msg);
+                for m in core.take_client_messages(self.id) {
+                    self.deliver(m, core, now_ms);
+                }
+                Ok(w::Response::SetWatches)
+            }
+            Local::RemoveWatches { path, kind, remove } => match core.remove_watch(session, &path, kind, remove) {
+                Ok(true) => Ok(if remove {
+                    w::Response::RemoveWatches
+                } else {
+                    w::Response::CheckWatches
+                }),
+                Ok(false) => Err(ErrorCode::NoWatcher),
+                Err(e) => Err(convert::code(&e)),
+            },
+            Local::GetEphemerals(prefix) => {
+                let mut ephemerals = core.tree().ephemerals(session);
+                if prefix != "/" {
+                    ephemerals.retain(|p| p.starts_with(&prefix));
+                }
+                Ok(w::Response::GetEphemerals { ephemerals })
+            }
+            Local::GetAllChildrenNumber(path) => match core.tree().all_children_number(&path) {
+                Some(n) => Ok(w::Response::GetAllChildrenNumber {
+                    total_number: n as i32,
+                }),
+                None => Err(ErrorCode::NoNode),
+            },
+            // ACL changes are not modelled: refused loudly, never accepted
+            // and ignored (a missing node is still NoNode).
+            Local::SetAcl(path) => match core.tree().stat(&path) {
+                None => Err(ErrorCode::NoNode),
+                Some(_) => Err(ErrorCode::Unimplemented),
+            },
+        };
+        self.emit(&ServerReply { xid, zxid, result });
+    }
+
+    fn emit(&mut self, reply: &ServerReply) {
+        self.out.extend(w::encode_reply(reply));
+    }
+
+    fn expired_reply(&mut self) {
+        let rsp = w::ConnectResponse {
+            protocol_version: 0,
+            time_out: 0,
+            session_id: 0,
+            passwd: vec![0; 16],
+            read_only: Some(false),
+        };
+        self.out.extend(w::encode_connect_response(&rsp));
+    }
+}
+
+/// SetWatches lists come from the client's hash maps in no fixed order; the
+/// server fires their events in list order, so sort them to keep replay
+/// independent of the client's hash seeds. (The order is arbitrary on a
+/// real server too.)
+fn sorted(paths: &[String]) -> Vec<String> {
+    let mut v = paths.to_vec();
+    v.sort();
+    v
+}
+
+fn shape_of(r: &w::Request) -> Shape {
+    use w::Request as R;
+    match r {
+        R::Create(_) => Shape::Create,
+        R::Create2(_) | R::CreateContainer(_) | R::CreateTtl(_) => Shape::Create2,
+        R::Delete(_) => Shape::Delete,
+        R::Exists(_) => Shape::Exists,
+        R::GetAcl(_) => Shape::GetAcl,
+        R::GetData(_) => Shape::GetData,
+        R::SetData(_) => Shape::SetData,
+        R::GetChildren(_) => Shape::GetChildren,
+        R::GetChildren2(_) => Shape::GetChildren2,
+        R::Sync(p) => Shape::Sync(p.path.clone()),
+        R::Check(_) => Shape::Check,
+        R::Multi(ops) => Shape::Multi(ops.clone()),
+        R::MultiRead(_) => Shape::MultiRead,
+        R::AddWatch(_) => Shape::AddWatch,
+        R::CloseSession => Shape::CloseSession,
+        _ => Shape::Ping,
+    }
+}
+
+/// The core's typed response, as the body the client's request expects.
+fn shape_reply(shape: &Shape, response: Response) -> Result<w::Response, ErrorCode> {
+    use w::Response as W;
+    let mismatch = Err(ErrorCode::SystemError);
+    match (shape, response) {
+        (_, Response::Error(e)) => Err(convert::code(&e)),
+        (Shape::Create, Response::Create { path, .. }) => Ok(W::Create { path }),
+        (Shape::Create2, Response::Create { path, stat }) => Ok(W::Create2(w::Create2Response {
+            path,
+            stat: convert::stat(&stat),
+        })),
+        (Shape::Delete, Response::Delete) => Ok(W::Delete),
+        (Shape::Exists, Response::Exists(Some(s))) => Ok(W::Exists { stat: convert::stat(&s) }),
+        (Shape::Exists | Shape::GetAcl, Response::Exists(None)) => Err(ErrorCode::NoNode),
+        (Shape::GetAcl, Response::Exists(Some(s))) => Ok(W::GetAcl(w::GetAclResponse {
+            acl: convert::open_acl(),
+            stat: convert::stat(&s),
+        })),
+        (Shape::GetData, Response::GetData { data, stat }) => Ok(W::GetData(w::GetDataResponse {
+            data: Some(data),
+            stat: convert::stat(&stat),
+        })),
+        (Shape::SetData, Response::SetData { stat }) => Ok(W::SetData {
+            stat: convert::stat(&stat),
+        }),
+        (Shape::GetChildren, Response::GetChildren { children, .. }) => Ok(W::GetChildren { children }),
+        (Shape::GetChildren2, Response::GetChildren { children, stat }) => {
+            Ok(W::GetChildren2(w::GetChildren2Response {
+                children,
+                stat: convert::stat(&stat),
+            }))
+        }
+        (Shape::Sync(path), Response::Sync) => Ok(W::Sync { path: path.clone() }),
+        (Shape::Check, Response::Multi(_)) => Ok(W::Check),
+        (Shape::Check, Response::MultiFailed(m)) => Err(convert::code(&m.error)),
+        (Shape::Multi(ops), Response::Multi(results)) => Ok(W::Multi(
+            results
+                .iter()
+                .enumerate()
+                .map(|(i, r)| convert::op_result(ops.get(i), r))
+                .collect(),
+        )),
+        // A failed multi is a success at the header: its results say which
+        // op failed (RuntimeInconsistency after it, Ok before it).
+        (Shape::Multi(_), Response::MultiFailed(m)) if m.results.is_empty() => Err(convert::code(&m.error)),
+        (Shape::Multi(ops), Response::MultiFailed(m)) => Ok(W::Multi(
+            m.results
+                .iter()
+                .enumerate()
+                .map(|(i, r)| convert::op_result(ops.get(i), r))
+                .collect(),
+        )),
+        (Shape::MultiRead, Response::MultiRead(results)) => {
+            Ok(W::MultiRead(results.iter().map(convert::read_result).collect()))
+        }
+        (Shape::AddWatch, Response::AddWatch) => Ok(W::AddWatch),
+        (Shape::CloseSession, Response::CloseSession) => Ok(W::CloseSession),
+        _ => mismatch,
+    }
+}

@@ -1,0 +1,250 @@
+//! Between the jute records of `zkdst-wire` and the simulator's own types:
+//! stats, create flags, error codes, events, and the requests a typed
+//! server core executes.
+
+use zkdst_recipes::zk::{AddWatchMode, CreateMode, EventType, Op, OpResult, ReadOp, ReadResult, Stat, ZkError};
+use zkdst_wire as w;
+use zkdst_wire::records::multi::{ReadOp as WReadOp, WriteOp};
+use zkdst_wire::{ErrorCode, MultiResult};
+
+use crate::proto::Request;
+
+pub fn stat(s: &Stat) -> w::Stat {
+    w::Stat {
+        czxid: s.czxid,
+        mzxid: s.mzxid,
+        ctime: s.ctime,
+        mtime: s.mtime,
+        version: s.version,
+        cversion: s.cversion,
+        aversion: s.aversion,
+        ephemeral_owner: s.ephemeral_owner,
+        data_length: s.data_length,
+        num_children: s.num_children,
+        pzxid: s.pzxid,
+    }
+}
+
+/// The wire code of an error (both tables are `KeeperException.Code`).
+pub fn code(e: &ZkError) -> ErrorCode {
+    ErrorCode::from_i32(e.code()).unwrap_or(ErrorCode::SystemError)
+}
+
+pub fn event_type(t: EventType) -> w::EventType {
+    w::EventType::from_i32(t.code()).unwrap_or(w::EventType::None)
+}
+
+/// `CreateMode.fromFlag`: the flags a create carries, with the TTL of a
+/// createTTL. An unknown flag is what the server answers BadArguments to.
+pub fn create_mode(flags: i32, ttl: Option<i64>) -> Result<CreateMode, ZkError> {
+    Ok(match (flags, ttl) {
+        (0, None) => CreateMode::Persistent,
+        (1, None) => CreateMode::Ephemeral,
+        (2, None) => CreateMode::PersistentSequential,
+        (3, None) => CreateMode::EphemeralSequential,
+        (4, _) => CreateMode::Container,
+        (5, Some(ttl_ms)) => CreateMode::PersistentWithTtl { ttl_ms },
+        (6, Some(ttl_ms)) => CreateMode::PersistentSequentialWithTtl { ttl_ms },
+        _ => return Err(ZkError::BadArguments),
+    })
+}
+
+/// The ACLs the simulator models: `world:anyone` with every permission
+/// (`OPEN_ACL_UNSAFE`), which is all it enforces. An empty ACL is refused as
+/// a 3.8 server refuses it (InvalidACL); any other ACL would restrict
+/// someone, which the simulator cannot honour, so it is refused loudly with
+/// Unimplemented rather than accepted and ignored.
+fn check_acl(acl: &[w::Acl]) -> Result<(), ZkError> {
+    if acl.is_empty() {
+        return Err(ZkError::InvalidAcl);
+    }
+    if acl.iter().all(|a| a.perms == 31 && a.id.scheme == "world" && a.id.id == "anyone") {
+        Ok(())
+    } else {
+        Err(ZkError::Unimplemented)
+    }
+}
+
+/// The ACL every node has in the simulation (`ZooDefs.Ids.OPEN_ACL_UNSAFE`).
+pub fn open_acl() -> Vec<w::Acl> {
+    vec![w::Acl {
+        perms: 31,
+        id: w::Id {
+            scheme: "world".into(),
+            id: "anyone".into(),
+        },
+    }]
+}
+
+fn data(d: &Option<Vec<u8>>) -> Vec<u8> {
+    d.clone().unwrap_or_default()
+}
+
+/// A multi's write op as the simulator's `Op`.
+pub fn write_op(op: &WriteOp) -> Result<Op, ZkError> {
+    Ok(match op {
+        WriteOp::Create(c) | WriteOp::Create2(c) => {
+            check_acl(&c.acl)?;
+            Op::Create {
+                path: c.path.clone(),
+                data: data(&c.data),
+                mode: create_mode(c.flags, None)?,
+            }
+        }
+        WriteOp::CreateContainer(c) => {
+            check_acl(&c.acl)?;
+            Op::Create {
+                path: c.path.clone(),
+                data: data(&c.data),
+                mode: CreateMode::Container,
+            }
+        }
+        WriteOp::CreateTtl(c) => {
+            check_acl(&c.acl)?;
+            Op::Create {
+                path: c.path.clone(),
+                data: data(&c.data),
+                mode: create_mode(c.flags, Some(c.ttl))?,
+            }
+        }
+        WriteOp::Delete(d) => Op::Delete {
+            path: d.path.clone(),
+            version: d.version,
+        },
+        WriteOp::SetData(s) => Op::SetData {
+            path: s.path.clone(),
+            data: data(&s.data),
+            version: s.version,
+        },
+        WriteOp::Check(c) => Op::Check {
+            path: c.path.clone(),
+            version: c.version,
+        },
+    })
+}
+
+pub fn read_op(op: &WReadOp) -> ReadOp {
+    match op {
+        WReadOp::GetData(g) => ReadOp::GetData { path: g.path.clone() },
+        WReadOp::GetChildren(g) => ReadOp::GetChildren { path: g.path.clone() },
+    }
+}
+
+/// One result of a successful multi, shaped as the op that asked for it
+/// (a `create` op gets the path only).
+pub fn op_result(op: Option<&WriteOp>, r: &OpResult) -> MultiResult {
+    match r {
+        OpResult::Create { path, stat: s } => match op {
+            Some(WriteOp::Create(_)) => MultiResult::Create { path: path.clone() },
+            _ => MultiResult::Create2(w::Create2Response {
+                path: path.clone(),
+                stat: stat(s),
+            }),
+        },
+        OpResult::Delete => MultiResult::Delete,
+        OpResult::SetData { stat: s } => MultiResult::SetData { stat: stat(s) },
+        OpResult::Check => MultiResult::Check,
+        OpResult::Error(None) => MultiResult::Error(ErrorCode::Ok),
+        OpResult::Error(Some(e)) => MultiResult::Error(code(e)),
+    }
+}
+
+pub fn read_result(r: &ReadResult) -> MultiResult {
+    match r {
+        ReadResult::Data { data, stat: s } => MultiResult::GetData(w::GetDataResponse {
+            data: Some(data.clone()),
+            stat: stat(s),
+        }),
+        ReadResult::Children { children } => MultiResult::GetChildren {
+            children: children.clone(),
+        },
+        ReadResult::Error(e) => MultiResult::Error(code(e)),
+    }
+}
+
+/// `addWatch`'s mode: 0 persistent, 1 persistent recursive (`AddWatchMode`).
+pub fn add_watch_mode(mode: i32) -> Result<AddWatchMode, ZkError> {
+    match mode {
+        0 => Ok(AddWatchMode::Persistent),
+        1 => Ok(AddWatchMode::PersistentRecursive),
+        _ => Err(ZkError::BadArguments),
+    }
+}
+
+/// A typed request for a wire request the server core executes, or None for
+/// the ones the connection answers itself.
+pub fn core_request(r: &w::Request) -> Option<Result<Request, ZkError>> {
+    use w::Request as R;
+    Some(match r {
+        R::Create(c) | R::Create2(c) => check_acl(&c.acl).and_then(|()| {
+            Ok(Request::Create {
+                path: c.path.clone(),
+                data: data(&c.data),
+                mode: create_mode(c.flags, None)?,
+            })
+        }),
+        R::CreateContainer(c) => check_acl(&c.acl).map(|()| Request::Create {
+            path: c.path.clone(),
+            data: data(&c.data),
+            mode: CreateMode::Container,
+        }),
+        R::CreateTtl(c) => check_acl(&c.acl).and_then(|()| {
+            Ok(Request::Create {
+                path: c.path.clone(),
+                data: data(&c.data),
+                mode: create_mode(c.flags, Some(c.ttl))?,
+            })
+        }),
+        R::Delete(d) => Ok(Request::Delete {
+            path: d.path.clone(),
+            version: d.version,
+        }),
+        R::SetData(s) => Ok(Request::SetData {
+            path: s.path.clone(),
+            data: data(&s.data),
+            version: s.version,
+        }),
+        R::Exists(g) => Ok(Request::Exists {
+            path: g.path.clone(),
+            watch: g.watch,
+        }),
+        // getACL is answered from the node's stat: every node is world:anyone.
+        R::GetAcl(p) => Ok(Request::Exists {
+            path: p.path.clone(),
+            watch: false,
+        }),
+        R::GetData(g) => Ok(Request::GetData {
+            path: g.path.clone(),
+            watch: g.watch,
+        }),
+        R::GetChildren(g) | R::GetChildren2(g) => Ok(Request::GetChildren {
+            path: g.path.clone(),
+            watch: g.watch,
+        }),
+        R::Sync(p) => Ok(Request::Sync { path: p.path.clone() }),
+        // A lone check is a one-op multi to the server (PrepRequestProcessor
+        // runs it through the same version check).
+        R::Check(c) => Ok(Request::Multi(vec![Op::Check {
+            path: c.path.clone(),
+            version: c.version,
+        }])),
+        R::Multi(ops) => ops.iter().map(write_op).collect::<Result<Vec<_>, _>>().map(Request::Multi),
+        R::MultiRead(ops) => Ok(Request::MultiRead(ops.iter().map(read_op).collect())),
+        R::AddWatch(a) => add_watch_mode(a.mode).map(|mode| Request::AddWatch {
+            path: a.path.clone(),
+            mode,
+        }),
+        R::CloseSession => Ok(Request::CloseSession),
+        R::Ping
+        | R::SetAcl(_)
+        | R::Reconfig(_)
+        | R::CheckWatches(_)
+        | R::RemoveWatches(_)
+        | R::Auth(_)
+        | R::SetWatches(_)
+        | R::SetWatches2(_)
+        | R::Sasl(_)
+        | R::GetEphemerals(_)
+        | R::GetAllChildrenNumber(_) => return None,
+    })
+}

@@ -1,0 +1,383 @@
+//! The simulated servers speak ZooKeeper's wire protocol: a raw jute client
+//! (the `zkdst-wire` codec over a `WireStream`) talks to the ensemble and
+//! sees what a 3.8 server sends — the handshake, pipelined requests before
+//! the ConnectResponse, replies in order with their xids, notifications
+//! with zxid -1, pings, failed multis, the refusal of a bad password, and
+//! the transport faults.
+
+use std::time::Duration;
+
+use futures::io::{AsyncReadExt, AsyncWriteExt};
+use zkdst_sim::cluster::{Cluster, EnsembleConfig};
+use zkdst_sim::recorder::Recorder;
+use zkdst_sim::runner::run_seed;
+use zkdst_sim::wire::{session_passwd, WireStream, WIRE_PORT};
+use zkdst_wire::records::multi::WriteOp;
+use zkdst_wire::{
+    decode_connect_response, decode_server_message, encode_connect_request, encode_request, ClientRequest,
+    ConnectRequest, ConnectResponse, CreateRequest, ErrorCode, FrameDecoder, Limits, MultiResult, OpCode, PathRequest,
+    Request, Response, ServerMessage, SetDataRequest, VersionedPath, WatchRequest,
+};
+
+fn cfg() -> EnsembleConfig {
+    EnsembleConfig {
+        tick_ms: 500,
+        wire: true,
+        ..Default::default()
+    }
+}
+
+fn open_acl() -> Vec<zkdst_wire::Acl> {
+    vec![zkdst_wire::Acl {
+        perms: 31,
+        id: zkdst_wire::Id {
+            scheme: "world".into(),
+            id: "anyone".into(),
+        },
+    }]
+}
+
+fn create(xid: i32, path: &str, data: &[u8], flags: i32) -> ClientRequest {
+    ClientRequest {
+        xid,
+        request: Request::Create2(CreateRequest {
+            path: path.into(),
+            data: Some(data.to_vec()),
+            acl: open_acl(),
+            flags,
+        }),
+    }
+}
+
+/// A minimal jute client: frames out, frames in, opcodes looked up by xid.
+struct Raw {
+    s: WireStream,
+    dec: FrameDecoder,
+    sent: Vec<(i32, OpCode)>,
+}
+
+impl Raw {
+    async fn open(server: &str) -> std::io::Result<Raw> {
+        Ok(Raw {
+            s: WireStream::connect(server, WIRE_PORT).await?,
+            dec: FrameDecoder::new(Limits::default()),
+            sent: Vec::new(),
+        })
+    }
+
+    async fn connect(&mut self, session_id: i64, passwd: Vec<u8>) {
+        let req = ConnectRequest {
+            protocol_version: 0,
+            last_zxid_seen: 0,
+            time_out: 6000,
+            session_id,
+            passwd,
+            read_only: Some(false),
+        };
+        self.s.write_all(&encode_connect_request(&req)).await.unwrap();
+    }
+
+    async fn send(&mut self, r: ClientRequest) {
+        self.sent.push((r.xid, r.opcode()));
+        self.s.write_all(&encode_request(&r)).await.unwrap();
+    }
+
+    /// The next frame's payload, or None at EOF/reset.
+    async fn frame(&mut self) -> Option<Vec<u8>> {
+        loop {
+            if let Some(f) = self.dec.next_frame().expect("server frames decode") {
+                return Some(f);
+            }
+            let mut buf = [0u8; 4096];
+            match self.s.read(&mut buf).await {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => self.dec.push(&buf[..n]),
+            }
+        }
+    }
+
+    async fn connect_response(&mut self) -> ConnectResponse {
+        decode_connect_response(&self.frame().await.expect("a ConnectResponse")).expect("decodes")
+    }
+
+    async fn message(&mut self) -> Option<ServerMessage> {
+        let f = self.frame().await?;
+        let sent = self.sent.clone();
+        Some(
+            decode_server_message(&f, |xid| sent.iter().rev().find(|(x, _)| *x == xid).map(|(_, op)| *op))
+                .expect("server message decodes"),
+        )
+    }
+
+    async fn reply(&mut self) -> (i32, Result<Response, ErrorCode>) {
+        loop {
+            match self.message().await.expect("a reply") {
+                ServerMessage::Reply(r) => return (r.xid, r.result),
+                ServerMessage::Notification { .. } => continue,
+            }
+        }
+    }
+}
+
+/// Waits until every server serves clients (a LOOKING or syncing server
+/// refuses connections).
+async fn serving(c: &Cluster) {
+    for _ in 0..300 {
+        if c.server_ids().iter().all(|&s| c.status(s).is_some_and(|st| st.serving)) {
+            return;
+        }
+        madsim::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("servers never all served");
+}
+
+fn run(name: &str, seeds: u64, f: fn(u64) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>) {
+    for seed in 0..seeds {
+        run_seed(seed, Some(Duration::from_secs(600)), move || f(seed)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+async fn handshake_and_requests(seed: u64) {
+    let mut c = Cluster::start(cfg(), Recorder::new(), seed);
+    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+    serving(&c).await;
+    let node = c.client_node(1);
+    node.spawn(async move {
+        let mut a = Raw::open("zk1").await.expect("connect");
+        a.connect(0, vec![0; 16]).await;
+        // Pipelined before the ConnectResponse: held, then answered in order.
+        a.send(create(1, "/a", b"v0", 0)).await;
+        a.send(ClientRequest {
+            xid: 2,
+            request: Request::GetData(WatchRequest {
+                path: "/a".into(),
+                watch: true,
+            }),
+        })
+        .await;
+        let hello = a.connect_response().await;
+        assert!(hello.session_id != 0 && hello.time_out > 0);
+        assert_eq!(hello.passwd, session_passwd(hello.session_id));
+        let (x1, r1) = a.reply().await;
+        assert_eq!(x1, 1);
+        assert!(matches!(r1, Ok(Response::Create2(ref c)) if c.path == "/a" && c.stat.version == 0), "{r1:?}");
+        let (x2, r2) = a.reply().await;
+        assert_eq!(x2, 2);
+        assert!(matches!(r2, Ok(Response::GetData(ref g)) if g.data.as_deref() == Some(&b"v0"[..])), "{r2:?}");
+
+        // A second session changes /a: the first gets the notification, zxid -1.
+        let mut b = Raw::open("zk2").await.expect("connect");
+        b.connect(0, vec![0; 16]).await;
+        b.connect_response().await;
+        b.send(ClientRequest {
+            xid: 1,
+            request: Request::SetData(SetDataRequest {
+                path: "/a".into(),
+                data: Some(b"v1".to_vec()),
+                version: 0,
+            }),
+        })
+        .await;
+        assert!(matches!(b.reply().await, (1, Ok(Response::SetData { .. }))));
+        match a.message().await.expect("a notification") {
+            ServerMessage::Notification { zxid, event } => {
+                assert_eq!(zxid, -1);
+                assert_eq!(event.path, "/a");
+                assert_eq!(event.event_type, zkdst_wire::EventType::NodeDataChanged);
+            }
+            other => panic!("expected a notification, got {other:?}"),
+        }
+
+        // Replies keep request order, a ping included.
+        a.send(create(3, "/a/x", b"", 0)).await;
+        a.send(ClientRequest::ping()).await;
+        a.send(ClientRequest {
+            xid: 4,
+            request: Request::GetAllChildrenNumber(PathRequest { path: "/a".into() }),
+        })
+        .await;
+        assert!(matches!(a.reply().await, (3, Ok(Response::Create2(_)))));
+        assert!(matches!(a.reply().await, (-2, Ok(Response::Ping))));
+        assert!(matches!(
+            a.reply().await,
+            (4, Ok(Response::GetAllChildrenNumber { total_number: 1 }))
+        ));
+
+        // A failed multi: a success at the header, the results say why.
+        a.send(ClientRequest {
+            xid: 5,
+            request: Request::Multi(vec![
+                WriteOp::Create2(CreateRequest {
+                    path: "/m".into(),
+                    data: None,
+                    acl: open_acl(),
+                    flags: 0,
+                }),
+                WriteOp::Check(VersionedPath {
+                    path: "/a".into(),
+                    version: 7,
+                }),
+            ]),
+        })
+        .await;
+        let (x5, r5) = a.reply().await;
+        assert_eq!(x5, 5);
+        assert_eq!(
+            r5,
+            Ok(Response::Multi(vec![
+                MultiResult::Error(ErrorCode::Ok),
+                MultiResult::Error(ErrorCode::BadVersion),
+            ]))
+        );
+        // Errors travel in the header; unmodelled ACLs are refused loudly.
+        a.send(ClientRequest {
+            xid: 6,
+            request: Request::Delete(VersionedPath {
+                path: "/nope".into(),
+                version: -1,
+            }),
+        })
+        .await;
+        assert_eq!(a.reply().await, (6, Err(ErrorCode::NoNode)));
+        a.send(ClientRequest {
+            xid: 7,
+            request: Request::Create2(CreateRequest {
+                path: "/acl".into(),
+                data: None,
+                acl: Vec::new(),
+                flags: 0,
+            }),
+        })
+        .await;
+        assert_eq!(a.reply().await, (7, Err(ErrorCode::InvalidAcl)));
+        a.send(ClientRequest {
+            xid: 8,
+            request: Request::GetEphemerals(PathRequest { path: "/".into() }),
+        })
+        .await;
+        assert_eq!(
+            a.reply().await,
+            (8, Ok(Response::GetEphemerals { ephemerals: vec![] }))
+        );
+
+        // A reconnect with the wrong password: timeOut 0, session 0, zeros, close.
+        let mut bad = Raw::open("zk3").await.expect("connect");
+        bad.connect(hello.session_id, vec![1; 16]).await;
+        let refused = bad.connect_response().await;
+        assert_eq!((refused.time_out, refused.session_id), (0, 0));
+        assert_eq!(refused.passwd, vec![0; 16]);
+        assert!(bad.frame().await.is_none(), "the server closes after refusing");
+
+        // The right password moves the session; a write on the old
+        // connection is SessionMoved, which the server answers by closing.
+        let mut moved = Raw::open("zk3").await.expect("connect");
+        moved.connect(hello.session_id, hello.passwd.clone()).await;
+        let again = moved.connect_response().await;
+        assert_eq!(again.session_id, hello.session_id);
+        a.send(create(10, "/stale", b"", 0)).await;
+        assert!(a.frame().await.is_none(), "the old connection is closed");
+
+        // closeSession: reply, then EOF.
+        moved.send(ClientRequest {
+            xid: 9,
+            request: Request::CloseSession,
+        })
+        .await;
+        assert_eq!(moved.reply().await, (9, Ok(Response::CloseSession)));
+        assert!(moved.frame().await.is_none());
+    })
+    .await
+    .expect("client node");
+    c.shutdown();
+}
+
+#[test]
+fn a_raw_jute_client_gets_what_a_3_8_server_sends() {
+    run("handshake", 5, |s| Box::pin(handshake_and_requests(s)));
+}
+
+async fn garbage_closes(seed: u64) {
+    let mut c = Cluster::start(cfg(), Recorder::new(), seed);
+    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+    serving(&c).await;
+    let node = c.client_node(1);
+    node.spawn(async move {
+        // A negative frame length: the server closes without a word.
+        let mut g = Raw::open("zk1").await.expect("connect");
+        g.s.write_all(&[0xff, 0xff, 0xff, 0xf0, 1, 2, 3]).await.unwrap();
+        assert!(g.frame().await.is_none());
+        // A four-letter word gets the whitelist refusal, then the close.
+        let mut w = WireStream::connect("zk1", WIRE_PORT).await.expect("connect");
+        w.write_all(b"ruok").await.unwrap();
+        let mut text = Vec::new();
+        let _ = w.read_to_end(&mut text).await;
+        assert_eq!(String::from_utf8_lossy(&text), "ruok is not executed because it is not in the whitelist.\n");
+        // An unknown host is a clear error.
+        let e = WireStream::connect("db1", WIRE_PORT).await.unwrap_err();
+        assert!(e.to_string().contains("db1"), "{e}");
+    })
+    .await
+    .expect("client node");
+    c.shutdown();
+}
+
+#[test]
+fn garbage_and_four_letter_words_close_the_connection() {
+    run("garbage", 3, |s| Box::pin(garbage_closes(s)));
+}
+
+async fn transport_faults(seed: u64) {
+    let mut c = Cluster::start(cfg(), Recorder::new(), seed);
+    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+    serving(&c).await;
+    let node = c.client_node(1);
+    let id = node.id();
+    node.spawn(async move {
+        let mut a = Raw::open("zk1").await.expect("connect");
+        a.connect(0, vec![0; 16]).await;
+        let hello = a.connect_response().await;
+        // lose-reply: the write is applied, its reply becomes a reset.
+        zkdst_sim::wire::lose_next_write_reply(id);
+        a.send(create(1, "/lost", b"", 0)).await;
+        assert!(a.frame().await.is_none(), "the reply is replaced by a reset");
+        let mut b = Raw::open("zk2").await.expect("connect");
+        b.connect(hello.session_id, hello.passwd.clone()).await;
+        assert_eq!(b.connect_response().await.session_id, hello.session_id);
+        b.send(ClientRequest {
+            xid: 1,
+            request: Request::Exists(WatchRequest {
+                path: "/lost".into(),
+                watch: false,
+            }),
+        })
+        .await;
+        // A follower may lag: sync first.
+        assert!(matches!(b.reply().await, (1, _)));
+        b.send(ClientRequest {
+            xid: 2,
+            request: Request::Sync(PathRequest { path: "/lost".into() }),
+        })
+        .await;
+        assert!(matches!(b.reply().await, (2, Ok(Response::Sync { .. }))));
+        b.send(ClientRequest {
+            xid: 3,
+            request: Request::Exists(WatchRequest {
+                path: "/lost".into(),
+                watch: false,
+            }),
+        })
+        .await;
+        assert!(matches!(b.reply().await, (3, Ok(Response::Exists { .. }))), "the lost write was applied");
+        // drop-connection: the stream is reset at once.
+        assert_eq!(zkdst_sim::wire::reset_connections(id), 1);
+        assert!(b.frame().await.is_none());
+    })
+    .await
+    .expect("client node");
+    c.shutdown();
+}
+
+#[test]
+fn lose_reply_applies_the_write_and_resets_and_drop_resets() {
+    run("faults", 3, |s| Box::pin(transport_faults(s)));
+}
