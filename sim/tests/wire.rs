@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use futures::io::{AsyncReadExt, AsyncWriteExt};
+use rand::Rng;
 use zkdst_sim::cluster::{Cluster, EnsembleConfig};
 use zkdst_sim::recorder::Recorder;
 use zkdst_sim::runner::run_seed;
@@ -86,6 +87,21 @@ impl Raw {
     async fn frame(&mut self) -> Option<Vec<u8>> {
         loop {
             if let Some(f) = self.dec.next_frame().expect("server frames decode") {
+                return Some(f);
+            }
+            let mut buf = [0u8; 4096];
+            match self.s.read(&mut buf).await {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => self.dec.push(&buf[..n]),
+            }
+        }
+    }
+
+    /// The next frame, or None at EOF, a reset or a frame that does not
+    /// decode (for streams the test itself corrupted).
+    async fn frame_lenient(&mut self) -> Option<Vec<u8>> {
+        loop {
+            if let Ok(Some(f)) = self.dec.next_frame() {
                 return Some(f);
             }
             let mut buf = [0u8; 4096];
@@ -380,4 +396,108 @@ async fn transport_faults(seed: u64) {
 #[test]
 fn lose_reply_applies_the_write_and_resets_and_drop_resets() {
     run("faults", 3, |s| Box::pin(transport_faults(s)));
+}
+
+/// Mutates a valid frame: flips bytes, truncates, rewrites the length or
+/// the opcode, or appends noise — what a broken or hostile client sends.
+fn mutate(rng: &mut rand_chacha::ChaCha8Rng, mut f: Vec<u8>) -> Vec<u8> {
+    match rng.gen_range(0..6) {
+        0 => {
+            for _ in 0..rng.gen_range(1..4) {
+                let i = rng.gen_range(0..f.len());
+                f[i] ^= rng.gen::<u8>() | 1;
+            }
+        }
+        1 => f.truncate(rng.gen_range(0..f.len())),
+        2 => {
+            let len: i32 = rng.gen();
+            f[..4].copy_from_slice(&len.to_be_bytes());
+        }
+        3 if f.len() >= 12 => {
+            let op: i32 = rng.gen_range(-20..120);
+            f[8..12].copy_from_slice(&op.to_be_bytes());
+        }
+        4 => {
+            // A length field inside the body claims a huge vector or buffer.
+            if f.len() >= 20 {
+                let i = rng.gen_range(12..f.len() - 4);
+                f[i..i + 4].copy_from_slice(&i32::MAX.to_be_bytes());
+            }
+        }
+        _ => f.extend((0..rng.gen_range(1..64)).map(|_| rng.gen::<u8>())),
+    }
+    f
+}
+
+async fn garbage_after_the_handshake(seed: u64) {
+    use rand::SeedableRng;
+    let mut c = Cluster::start(cfg(), Recorder::new(), seed);
+    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+    serving(&c).await;
+    let node = c.client_node(1);
+    node.spawn(async move {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let valid = [
+            encode_request(&create(1, "/g", b"data", 0)),
+            encode_request(&ClientRequest {
+                xid: 2,
+                request: Request::Multi(vec![WriteOp::Delete(VersionedPath {
+                    path: "/g".into(),
+                    version: -1,
+                })]),
+            }),
+            encode_request(&ClientRequest {
+                xid: 3,
+                request: Request::GetChildren2(WatchRequest {
+                    path: "/".into(),
+                    watch: true,
+                }),
+            }),
+            encode_request(&ClientRequest::ping()),
+        ];
+        for round in 0..20 {
+            let server = ["zk1", "zk2", "zk3"][round % 3];
+            let mut raw = Raw::open(server).await.expect("connect");
+            raw.connect(0, vec![0; 16]).await;
+            if round % 4 == 0 {
+                // Garbage in place of the handshake's first frame too.
+                let f = mutate(&mut rng, encode_connect_request(&ConnectRequest {
+                    protocol_version: 0,
+                    last_zxid_seen: 0,
+                    time_out: 6000,
+                    session_id: 0,
+                    passwd: vec![0; 16],
+                    read_only: None,
+                }));
+                let _ = raw.s.write_all(&f).await;
+            }
+            for _ in 0..5 {
+                let pick = rng.gen_range(0..valid.len());
+                let f = mutate(&mut rng, valid[pick].clone());
+                if raw.s.write_all(&f).await.is_err() {
+                    break;
+                }
+            }
+            // Whatever the server makes of it, it answers or closes; it
+            // never wedges: read until EOF, or give up after a while.
+            let _ = madsim::time::timeout(Duration::from_secs(2), async {
+                while raw.frame_lenient().await.is_some() {}
+            })
+            .await;
+        }
+        // The ensemble still serves a well-behaved client.
+        let mut ok = Raw::open("zk1").await.expect("connect");
+        ok.connect(0, vec![0; 16]).await;
+        assert!(ok.connect_response().await.time_out > 0);
+        ok.send(create(1, "/after-garbage", b"", 0)).await;
+        assert!(matches!(ok.reply().await, (1, Ok(Response::Create2(_)))));
+    })
+    .await
+    .expect("client node");
+    c.shutdown();
+}
+
+#[test]
+fn garbage_and_mutated_frames_never_break_a_server() {
+    run("mutated", 10, |s| Box::pin(garbage_after_the_handshake(s)));
 }
