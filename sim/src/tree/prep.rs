@@ -77,8 +77,9 @@ fn check_and_inc_version(current: i32, expected: i32) -> Result<i32, ZkError> {
     Ok(current.wrapping_add(1))
 }
 
-/// Create, in `pRequest2TxnCreate`'s order: TTL → session → path syntax →
-/// parent NoNode → sequential name → NodeExists → NoChildrenForEphemerals.
+/// Create, in `pRequest2TxnCreate`'s order: TTL → session → a '/' at all →
+/// parent NoNode → sequential name → path syntax → NodeExists →
+/// NoChildrenForEphemerals.
 fn prep_create(
     tree: &DataTree,
     session: SessionId,
@@ -96,9 +97,15 @@ fn prep_create(
         }
     }
     check_session(tree, session, cfg)?;
-    validate_path(path, mode.is_sequential()).map_err(|_| ZkError::BadArguments)?;
-    // The parent is everything before the last '/': for a sequential `/p/`
-    // that is `/p`, and for `/` it is the root itself.
+    // `validatePathForCreate`: only a path without '/' (or with a NUL) is
+    // refused before the parent is looked up. The parent is everything
+    // before the last '/' (for a sequential `/p/` that is `/p`, for `/` the
+    // root); the full syntax check runs on the final name, after the parent
+    // lookup — so `/missing/x/` is NoNode, `/existing/` BadArguments
+    // (verified byte for byte against 3.8 by conformance/tests/bytes.rs).
+    if !path.contains('/') || path.contains('\0') {
+        return Err(ZkError::BadArguments);
+    }
     let parent_path = parent(path);
     let parent_node = tree.node(parent_path).ok_or(ZkError::NoNode)?;
     let final_path = if mode.is_sequential() {
@@ -106,6 +113,7 @@ fn prep_create(
     } else {
         path.to_string()
     };
+    validate_path(&final_path, false).map_err(|_| ZkError::BadArguments)?;
     if tree.exists(&final_path) {
         return Err(ZkError::NodeExists);
     }
@@ -120,8 +128,11 @@ fn prep_create(
     })
 }
 
-/// Delete: session → BadArguments (malformed or special path) → NoNode →
-/// BadVersion → NotEmpty.
+/// Delete: session → BadArguments (a special path, no '/' at all, a NUL)
+/// → NoNode (parent, then node) → BadVersion → NotEmpty. 3.8's
+/// `getParentPathAndValidate` runs no full syntax check: a malformed path
+/// names no node, so it is NoNode (verified byte for byte by
+/// conformance/tests/bytes.rs).
 fn prep_delete(
     tree: &DataTree,
     session: SessionId,
@@ -130,7 +141,7 @@ fn prep_delete(
     cfg: &PrepConfig,
 ) -> Result<Txn, ZkError> {
     check_session(tree, session, cfg)?;
-    if SPECIAL_PATHS.contains(&path) || validate_path(path, false).is_err() {
+    if SPECIAL_PATHS.contains(&path) || !path.contains('/') || path.contains('\0') {
         return Err(ZkError::BadArguments);
     }
     tree.node(parent(path)).ok_or(ZkError::NoNode)?;

@@ -130,12 +130,13 @@ pub fn read_op(op: &WReadOp) -> ReadOp {
     }
 }
 
-/// One result of a successful multi, shaped as the op that asked for it
-/// (a `create` op gets the path only).
+/// One result of a successful multi, shaped as a 3.8 server shapes it: a
+/// `create` or `create2` op gets the path only (verified byte for byte by
+/// conformance/tests/bytes.rs), container and TTL creates a stat too.
 pub fn op_result(op: Option<&WriteOp>, r: &OpResult) -> MultiResult {
     match r {
         OpResult::Create { path, stat: s } => match op {
-            Some(WriteOp::Create(_)) => MultiResult::Create { path: path.clone() },
+            Some(WriteOp::Create(_)) | Some(WriteOp::Create2(_)) => MultiResult::Create { path: path.clone() },
             _ => MultiResult::Create2(w::Create2Response {
                 path: path.clone(),
                 stat: stat(s),
