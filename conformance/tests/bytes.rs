@@ -449,8 +449,14 @@ fn response_bytes_match_a_real_zookeeper() {
     let _g = serial();
     zkdst_conformance::server::ensure_installed().unwrap_or_else(|e| panic!("installing ZooKeeper: {e}"));
     let server = RealServer::start(ServerOptions::default()).unwrap_or_else(|e| panic!("starting ZooKeeper: {e}"));
-    let cases: u64 = std::env::var("ZKDST_BYTES_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(150);
-    let base: u64 = std::env::var("ZKDST_BYTES_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let cases: u64 = std::env::var("ZKDST_BYTES_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(150);
+    let base: u64 = std::env::var("ZKDST_BYTES_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     let mut frames = 0;
     for case in base..base + cases {
         let root = format!("/bytes-{case}");
@@ -461,7 +467,11 @@ fn response_bytes_match_a_real_zookeeper() {
         let (mut zr, mut zs) = (Zxids::default(), Zxids::default());
         for (i, r) in reqs.iter().enumerate() {
             let (Some(a), Some(b)) = (real.steps.get(i), sim.steps.get(i)) else {
-                assert_eq!(real.steps.len(), sim.steps.len(), "case {case}: one side stopped early at step {i}");
+                assert_eq!(
+                    real.steps.len(),
+                    sim.steps.len(),
+                    "case {case}: one side stopped early at step {i}"
+                );
                 break;
             };
             let a: Vec<String> = a.iter().map(|f| normal(f, &reqs, &mut zr)).collect();

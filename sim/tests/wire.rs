@@ -176,10 +176,16 @@ async fn handshake_and_requests(seed: u64) {
         assert_eq!(hello.passwd, session_passwd(hello.session_id));
         let (x1, r1) = a.reply().await;
         assert_eq!(x1, 1);
-        assert!(matches!(r1, Ok(Response::Create2(ref c)) if c.path == "/a" && c.stat.version == 0), "{r1:?}");
+        assert!(
+            matches!(r1, Ok(Response::Create2(ref c)) if c.path == "/a" && c.stat.version == 0),
+            "{r1:?}"
+        );
         let (x2, r2) = a.reply().await;
         assert_eq!(x2, 2);
-        assert!(matches!(r2, Ok(Response::GetData(ref g)) if g.data.as_deref() == Some(&b"v0"[..])), "{r2:?}");
+        assert!(
+            matches!(r2, Ok(Response::GetData(ref g)) if g.data.as_deref() == Some(&b"v0"[..])),
+            "{r2:?}"
+        );
 
         // A second session changes /a: the first gets the notification, zxid -1.
         let mut b = Raw::open("zk2").await.expect("connect");
@@ -271,10 +277,7 @@ async fn handshake_and_requests(seed: u64) {
             request: Request::GetEphemerals(PathRequest { path: "/".into() }),
         })
         .await;
-        assert_eq!(
-            a.reply().await,
-            (8, Ok(Response::GetEphemerals { ephemerals: vec![] }))
-        );
+        assert_eq!(a.reply().await, (8, Ok(Response::GetEphemerals { ephemerals: vec![] })));
 
         // A reconnect with the wrong password: timeOut 0, session 0, zeros, close.
         let mut bad = Raw::open("zk3").await.expect("connect");
@@ -294,11 +297,12 @@ async fn handshake_and_requests(seed: u64) {
         assert!(a.frame().await.is_none(), "the old connection is closed");
 
         // closeSession: reply, then EOF.
-        moved.send(ClientRequest {
-            xid: 9,
-            request: Request::CloseSession,
-        })
-        .await;
+        moved
+            .send(ClientRequest {
+                xid: 9,
+                request: Request::CloseSession,
+            })
+            .await;
         assert_eq!(moved.reply().await, (9, Ok(Response::CloseSession)));
         assert!(moved.frame().await.is_none());
     })
@@ -327,7 +331,10 @@ async fn garbage_closes(seed: u64) {
         w.write_all(b"ruok").await.unwrap();
         let mut text = Vec::new();
         let _ = w.read_to_end(&mut text).await;
-        assert_eq!(String::from_utf8_lossy(&text), "ruok is not executed because it is not in the whitelist.\n");
+        assert_eq!(
+            String::from_utf8_lossy(&text),
+            "ruok is not executed because it is not in the whitelist.\n"
+        );
         // An unknown host is a clear error.
         let e = WireStream::connect("db1", WIRE_PORT).await.unwrap_err();
         assert!(e.to_string().contains("db1"), "{e}");
@@ -383,7 +390,10 @@ async fn transport_faults(seed: u64) {
             }),
         })
         .await;
-        assert!(matches!(b.reply().await, (3, Ok(Response::Exists { .. }))), "the lost write was applied");
+        assert!(
+            matches!(b.reply().await, (3, Ok(Response::Exists { .. }))),
+            "the lost write was applied"
+        );
         // drop-connection: the stream is reset at once.
         assert_eq!(zkdst_sim::wire::reset_connections(id), 1);
         assert!(b.frame().await.is_none());
@@ -461,14 +471,17 @@ async fn garbage_after_the_handshake(seed: u64) {
             raw.connect(0, vec![0; 16]).await;
             if round % 4 == 0 {
                 // Garbage in place of the handshake's first frame too.
-                let f = mutate(&mut rng, encode_connect_request(&ConnectRequest {
-                    protocol_version: 0,
-                    last_zxid_seen: 0,
-                    time_out: 6000,
-                    session_id: 0,
-                    passwd: vec![0; 16],
-                    read_only: None,
-                }));
+                let f = mutate(
+                    &mut rng,
+                    encode_connect_request(&ConnectRequest {
+                        protocol_version: 0,
+                        last_zxid_seen: 0,
+                        time_out: 6000,
+                        session_id: 0,
+                        passwd: vec![0; 16],
+                        read_only: None,
+                    }),
+                );
                 let _ = raw.s.write_all(&f).await;
             }
             for _ in 0..5 {

@@ -264,7 +264,9 @@ impl ServerCore {
     /// Takes the packets for `conn` queued so far, leaving the rest: a wire
     /// connection sends what SetWatches fired before its own reply.
     pub fn take_client_messages(&mut self, conn: ConnId) -> Vec<ToClient> {
-        let (mine, rest) = std::mem::take(&mut self.out.clients).into_iter().partition(|(c, _)| *c == conn);
+        let (mine, rest) = std::mem::take(&mut self.out.clients)
+            .into_iter()
+            .partition(|(c, _)| *c == conn);
         self.out.clients = rest;
         mine.into_iter().map(|(_, m)| m).collect::<Vec<_>>()
     }

@@ -78,8 +78,15 @@ enum Local {
 #[derive(Debug)]
 enum Entry {
     /// Sent to the core; `done` once its reply came back.
-    Core { xid: i32, shape: Shape, done: Option<ServerReply> },
-    Local { xid: i32, op: Local },
+    Core {
+        xid: i32,
+        shape: Shape,
+        done: Option<ServerReply>,
+    },
+    Local {
+        xid: i32,
+        op: Local,
+    },
 }
 
 /// A wire connection's state. Feed it frames with [`WireConn::receive`] and
@@ -129,8 +136,9 @@ impl WireConn {
             if let Some(word) = w::frame::four_letter_word(head) {
                 // 3.8's default whitelist holds `srvr` only; the simulator
                 // runs no admin commands, as if the whitelist were empty.
-                self.out
-                    .extend_from_slice(format!("{word} is not executed because it is not in the whitelist.\n").as_bytes());
+                self.out.extend_from_slice(
+                    format!("{word} is not executed because it is not in the whitelist.\n").as_bytes(),
+                );
                 return self.shut(core);
             }
         }
@@ -208,12 +216,12 @@ impl WireConn {
                 // 3.8 server has by default; any other scheme is AuthFailed,
                 // and the server closes the connection after saying so.
                 let ok = a.scheme == "digest" || a.scheme == "ip";
-                let result = if ok { Ok(w::Response::Auth) } else { Err(ErrorCode::AuthFailed) };
-                self.emit(&ServerReply {
-                    xid,
-                    zxid: 0,
-                    result,
-                });
+                let result = if ok {
+                    Ok(w::Response::Auth)
+                } else {
+                    Err(ErrorCode::AuthFailed)
+                };
+                self.emit(&ServerReply { xid, zxid: 0, result });
                 if !ok {
                     self.shut(core);
                 }
@@ -321,13 +329,14 @@ impl WireConn {
                 self.out.extend(w::encode_notification(&event));
             }
             ToClient::Pong { zxid } => {
-                self.complete(|shape| matches!(shape, Shape::Ping), |_| {
-                    ServerReply {
+                self.complete(
+                    |shape| matches!(shape, Shape::Ping),
+                    |_| ServerReply {
                         xid: w::xid::PING,
                         zxid,
                         result: Ok(w::Response::Ping),
-                    }
-                });
+                    },
+                );
                 if let Phase::Open(s) = self.phase {
                     self.release(s, core, now_ms);
                 }
@@ -422,9 +431,7 @@ impl WireConn {
                 Ok(w::Response::GetEphemerals { ephemerals })
             }
             Local::GetAllChildrenNumber(path) => match core.tree().all_children_number(&path) {
-                Some(n) => Ok(w::Response::GetAllChildrenNumber {
-                    total_number: n as i32,
-                }),
+                Some(n) => Ok(w::Response::GetAllChildrenNumber { total_number: n as i32 }),
                 None => Err(ErrorCode::NoNode),
             },
             // ACL changes are not modelled: refused loudly, never accepted
@@ -497,7 +504,9 @@ fn shape_reply(shape: &Shape, response: Response) -> Result<w::Response, ErrorCo
             stat: convert::stat(&stat),
         })),
         (Shape::Delete, Response::Delete) => Ok(W::Delete),
-        (Shape::Exists, Response::Exists(Some(s))) => Ok(W::Exists { stat: convert::stat(&s) }),
+        (Shape::Exists, Response::Exists(Some(s))) => Ok(W::Exists {
+            stat: convert::stat(&s),
+        }),
         (Shape::Exists | Shape::GetAcl, Response::Exists(None)) => Err(ErrorCode::NoNode),
         (Shape::GetAcl, Response::Exists(Some(s))) => Ok(W::GetAcl(w::GetAclResponse {
             acl: convert::open_acl(),

@@ -58,7 +58,10 @@ fn check_acl(acl: &[w::Acl]) -> Result<(), ZkError> {
     if acl.is_empty() {
         return Err(ZkError::InvalidAcl);
     }
-    if acl.iter().all(|a| a.perms == 31 && a.id.scheme == "world" && a.id.id == "anyone") {
+    if acl
+        .iter()
+        .all(|a| a.perms == 31 && a.id.scheme == "world" && a.id.id == "anyone")
+    {
         Ok(())
     } else {
         Err(ZkError::Unimplemented)
@@ -229,7 +232,11 @@ pub fn core_request(r: &w::Request) -> Option<Result<Request, ZkError>> {
             path: c.path.clone(),
             version: c.version,
         }])),
-        R::Multi(ops) => ops.iter().map(write_op).collect::<Result<Vec<_>, _>>().map(Request::Multi),
+        R::Multi(ops) => ops
+            .iter()
+            .map(write_op)
+            .collect::<Result<Vec<_>, _>>()
+            .map(Request::Multi),
         R::MultiRead(ops) => Ok(Request::MultiRead(ops.iter().map(read_op).collect())),
         R::AddWatch(a) => add_watch_mode(a.mode).map(|mode| Request::AddWatch {
             path: a.path.clone(),

@@ -95,7 +95,10 @@ pub fn resolve(host: &str, port: u16) -> io::Result<SocketAddr> {
 
 /// The connect string for a simulated ensemble of `servers` servers.
 pub fn connect_string(servers: u32) -> String {
-    (1..=servers).map(|s| format!("zk{s}:{WIRE_PORT}")).collect::<Vec<_>>().join(",")
+    (1..=servers)
+        .map(|s| format!("zk{s}:{WIRE_PORT}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 impl WireStream {
@@ -189,7 +192,8 @@ impl Inner {
         self.recvd.push(bytes);
         while let Ok(Some(frame)) = self.recvd.next_frame() {
             // Frame 0 is the ConnectResponse; replies start with their xid.
-            if first + n > 0 && frame.len() >= 4 && i32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]) == lose {
+            if first + n > 0 && frame.len() >= 4 && i32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]) == lose
+            {
                 hit = true;
             }
             n += 1;
@@ -287,7 +291,10 @@ impl AsyncWrite for WireStream {
         g.tap_sent(buf);
         let sent = g.tx.as_ref().is_some_and(|tx| tx.send(buf.to_vec()));
         if !sent {
-            return Poll::Ready(Err(io::Error::new(io::ErrorKind::BrokenPipe, "connection closed by the server")));
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "connection closed by the server",
+            )));
         }
         Poll::Ready(Ok(buf.len()))
     }

@@ -105,7 +105,9 @@ impl Timer {
             return Poll::Pending;
         };
         if Instant::now() < when {
-            let sleep = self.sleep.get_or_insert_with(|| Box::pin(madsim::time::sleep_until(when)));
+            let sleep = self
+                .sleep
+                .get_or_insert_with(|| Box::pin(madsim::time::sleep_until(when)));
             if sleep.as_mut().poll(cx).is_pending() {
                 return Poll::Pending;
             }

@@ -143,7 +143,14 @@ async fn app(id: u32, rec: Recorder, until: std::time::Instant, usage: Usage, ex
                 }
             };
             let token = held.as_ref().map_or(0, |h| token_of(h.lock_path()));
-            rec.complete(acq, id, Outcome::Ok { value: Value::Token { token } }, None);
+            rec.complete(
+                acq,
+                id,
+                Outcome::Ok {
+                    value: Value::Token { token },
+                },
+                None,
+            );
             for _ in 0..madsim::rand::thread_rng().gen_range(1..=3) {
                 let w = rec.invoke(
                     id,
@@ -337,8 +344,15 @@ fn campaign(seeds: std::ops::Range<u64>, usage: Usage) -> (usize, Vec<(u64, Stri
 #[test]
 fn zookeeper_client_lock_keeps_mutual_exclusion_under_faults() {
     let (total, failures) = campaign(seeds(), Usage::Correct);
-    eprintln!("LockClient: {} seeds, {total} accepted fenced writes, {} failing", seeds().count(), failures.len());
-    assert!(total > 0, "no write through the lock was accepted: the test would prove nothing");
+    eprintln!(
+        "LockClient: {} seeds, {total} accepted fenced writes, {} failing",
+        seeds().count(),
+        failures.len()
+    );
+    assert!(
+        total > 0,
+        "no write through the lock was accepted: the test would prove nothing"
+    );
     let shown: Vec<String> = failures.iter().map(|(s, r)| format!("seed {s}:\n{r}")).collect();
     assert!(failures.is_empty(), "{}", shown.join("\n\n"));
 }
@@ -348,7 +362,11 @@ fn zookeeper_client_lock_keeps_mutual_exclusion_under_faults() {
 #[test]
 fn a_faulty_lock_client_seed_replays_byte_for_byte() {
     for seed in 0..4 {
-        let run = || run_seed(seed, Some(Duration::from_secs(3600)), move || one_seed_with_history(seed, Usage::Correct));
+        let run = || {
+            run_seed(seed, Some(Duration::from_secs(3600)), move || {
+                one_seed_with_history(seed, Usage::Correct)
+            })
+        };
         let (a, b) = (run().expect("runs").1, run().expect("runs").1);
         assert!(a.len() > 1000, "a real history");
         assert!(a == b, "seed {seed} diverged on replay");

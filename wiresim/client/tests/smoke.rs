@@ -43,7 +43,12 @@ pub async fn scenario(seed: u64) -> Vec<String> {
             let mut t = Vec::new();
             let start = std::time::Instant::now();
             let _ = start;
-            let mut log = |s: String| t.push(format!("{:>6}ms {s}", madsim::time::TimeHandle::current().elapsed().as_millis()));
+            let mut log = |s: String| {
+                t.push(format!(
+                    "{:>6}ms {s}",
+                    madsim::time::TimeHandle::current().elapsed().as_millis()
+                ))
+            };
             let servers = connect_string(3);
             let connect = || async {
                 zkc::Client::connector()
@@ -88,10 +93,16 @@ pub async fn scenario(seed: u64) -> Vec<String> {
             log(format!("reset {n} connections"));
             other.set_data("/a", b"after", None).await.expect("set after reset");
             let event = data_watch.changed().await;
-            log(format!("event {:?} {} after the reconnect", event.event_type, event.path));
+            log(format!(
+                "event {:?} {} after the reconnect",
+                event.event_type, event.path
+            ));
             other.create("/locks/x", b"", &opts).await.expect("child");
             let event = child_watch.changed().await;
-            log(format!("event {:?} {} after the reconnect", event.event_type, event.path));
+            log(format!(
+                "event {:?} {} after the reconnect",
+                event.event_type, event.path
+            ));
             let (data, stat) = zk.get_data("/a").await.expect("read after reconnect");
             log(format!("read {:?} v{}", String::from_utf8_lossy(&data), stat.version));
             assert_eq!(data, b"after");
