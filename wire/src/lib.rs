@@ -22,6 +22,7 @@
 pub mod code;
 pub mod error;
 pub mod frame;
+mod int_enum;
 pub mod opcode;
 pub mod primitives;
 pub mod records;

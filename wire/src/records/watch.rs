@@ -6,24 +6,7 @@
 use crate::error::WireError;
 use crate::primitives::{Reader, Record, Writer};
 
-/// An integer-valued enum with a closed set of values (`Watcher.Event`).
-macro_rules! int_enum {
-    ($(#[$m:meta])* $name:ident { $($variant:ident = $value:expr),+ $(,)? }) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum $name { $($variant),+ }
-
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-            pub fn as_i32(self) -> i32 {
-                match self { $($name::$variant => $value),+ }
-            }
-            pub fn from_i32(value: i32) -> Option<Self> {
-                match value { $(v if v == $value => Some($name::$variant),)+ _ => None }
-            }
-        }
-    };
-}
+use crate::int_enum::int_enum;
 
 int_enum!(
     /// `Watcher.Event.EventType`.
