@@ -23,9 +23,9 @@ use zkdst_sim::runner::run_seed;
 use zkdst_sim::wire::{WireStream, WIRE_PORT};
 use zkdst_wire::records::multi::{ReadOp, WriteOp};
 use zkdst_wire::{
-    decode_connect_response, decode_server_message, encode_connect_request, encode_request, AddWatchRequest,
-    ClientRequest, ConnectRequest, CreateRequest, FrameDecoder, Limits, MultiResult, OpCode, PathRequest,
-    RemoveWatchesRequest, Request, Response, ServerMessage, SetDataRequest, Stat, VersionedPath, WatchRequest,
+    decode_connect_response, decode_server_message, encode_connect_request, encode_request, peek_xid, AddWatchRequest,
+    ClientRequest, ConnectRequest, CreateRequest, FrameDecoder, Limits, MultiResult, PathRequest, RemoveWatchesRequest,
+    Request, Response, ServerMessage, SetDataRequest, Stat, VersionedPath, WatchRequest,
 };
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -196,8 +196,32 @@ struct Exchange {
     steps: Vec<Vec<Vec<u8>>>,
 }
 
-fn reply_xid(frame: &[u8]) -> Option<i32> {
-    (frame.len() >= 4).then(|| i32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]))
+impl Exchange {
+    /// Starts the frames of the next request.
+    fn begin(&mut self) {
+        self.steps.push(Vec::new());
+    }
+
+    /// One more frame for the current request (None: the stream ended).
+    /// Whether the request is done: answered, or no answer will come.
+    fn take(&mut self, xid: i32, frame: Option<Vec<u8>>) -> bool {
+        let step = self.steps.last_mut().expect("begin first");
+        match frame {
+            None => {
+                step.push(b"EOF".to_vec());
+                true
+            }
+            Some(f) => {
+                let done = peek_xid(&f) == Some(xid);
+                step.push(f);
+                done
+            }
+        }
+    }
+
+    fn ended(&self) -> bool {
+        self.steps.last().and_then(|s| s.last()).is_some_and(|f| f == b"EOF")
+    }
 }
 
 fn next_real(s: &mut TcpStream, dec: &mut FrameDecoder) -> Option<Vec<u8>> {
@@ -229,35 +253,15 @@ fn run_real(server: &RealServer, reqs: &[ClientRequest]) -> Exchange {
         assert!(attempt < 50, "the real server never answered a ConnectRequest");
         std::thread::sleep(Duration::from_millis(200));
     };
-    let next = next_real;
     let mut ex = Exchange {
         timeout: hello.time_out,
         steps: Vec::new(),
     };
     for r in reqs {
-        let mut frames = Vec::new();
-        if s.write_all(&encode_request(r)).is_err() {
-            ex.steps.push(vec![b"EOF".to_vec()]);
-            break;
-        }
-        loop {
-            match next(&mut s, &mut dec) {
-                None => {
-                    frames.push(b"EOF".to_vec());
-                    break;
-                }
-                Some(f) => {
-                    let done = reply_xid(&f) == Some(r.xid);
-                    frames.push(f);
-                    if done {
-                        break;
-                    }
-                }
-            }
-        }
-        let eof = frames.last().is_some_and(|f| f == b"EOF");
-        ex.steps.push(frames);
-        if eof {
+        ex.begin();
+        let sent = s.write_all(&encode_request(r)).is_ok();
+        while !ex.take(r.xid, sent.then(|| next_real(&mut s, &mut dec)).flatten()) {}
+        if ex.ended() {
             break;
         }
     }
@@ -302,29 +306,15 @@ fn run_sim(seed: u64, reqs: Vec<ClientRequest>) -> Exchange {
                     steps: Vec::new(),
                 };
                 for r in &reqs {
-                    let mut frames = Vec::new();
-                    if s.write_all(&encode_request(r)).await.is_err() {
-                        ex.steps.push(vec![b"EOF".to_vec()]);
-                        break;
-                    }
+                    ex.begin();
+                    let sent = s.write_all(&encode_request(r)).await.is_ok();
                     loop {
-                        match next(&mut s, &mut dec).await {
-                            None => {
-                                frames.push(b"EOF".to_vec());
-                                break;
-                            }
-                            Some(f) => {
-                                let done = reply_xid(&f) == Some(r.xid);
-                                frames.push(f);
-                                if done {
-                                    break;
-                                }
-                            }
+                        let frame = if sent { next(&mut s, &mut dec).await } else { None };
+                        if ex.take(r.xid, frame) {
+                            break;
                         }
                     }
-                    let eof = frames.last().is_some_and(|f| f == b"EOF");
-                    ex.steps.push(frames);
-                    if eof {
+                    if ex.ended() {
                         break;
                     }
                 }
@@ -419,25 +409,12 @@ fn normal(frame: &[u8], reqs: &[ClientRequest], z: &mut Zxids) -> String {
             // transactions outside this session (the reaper, earlier
             // sessions closing): only a write's own zxid is compared.
             let zxid = match op(r.xid) {
-                Some(o) if is_write(o) => z.map(r.zxid).to_string(),
+                Some(o) if o.is_write() => z.map(r.zxid).to_string(),
                 _ => "-".into(),
             };
             format!("xid{} zxid{zxid} {body}", r.xid)
         }
     }
-}
-
-fn is_write(op: OpCode) -> bool {
-    matches!(
-        op,
-        OpCode::Create
-            | OpCode::Create2
-            | OpCode::CreateContainer
-            | OpCode::CreateTtl
-            | OpCode::Delete
-            | OpCode::SetData
-            | OpCode::Multi
-    )
 }
 
 fn describe(r: &ClientRequest) -> String {

@@ -40,7 +40,9 @@ pub use records::requests::{
     WatchRequest,
 };
 pub use records::responses::{Create2Response, GetAclResponse, GetChildren2Response, GetDataResponse};
-pub use records::session::{AuthPacket, ConnectRequest, ConnectResponse, ReplyHeader, RequestHeader, SaslToken};
+pub use records::session::{
+    peek_xid, AuthPacket, ConnectRequest, ConnectResponse, ReplyHeader, RequestHeader, SaslToken,
+};
 pub use records::watch::{
     AddWatchRequest, EventType, KeeperState, RemoveWatchesRequest, SetWatches, SetWatches2, WatcherEvent,
 };

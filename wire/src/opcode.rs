@@ -46,6 +46,27 @@ crate::int_enum::int_enum!(
 );
 
 impl OpCode {
+    /// A transaction the leader orders (PrepRequestProcessor's write types):
+    /// applied through the log, its reply carries its own zxid.
+    pub fn is_write(self) -> bool {
+        matches!(
+            self,
+            OpCode::Create
+                | OpCode::Create2
+                | OpCode::CreateContainer
+                | OpCode::CreateTtl
+                | OpCode::Delete
+                | OpCode::DeleteContainer
+                | OpCode::SetData
+                | OpCode::SetAcl
+                | OpCode::Check
+                | OpCode::Multi
+                | OpCode::Reconfig
+                | OpCode::CreateSession
+                | OpCode::CloseSession
+        )
+    }
+
     /// Whether a client may send this type to a 3.8 server: not the
     /// server-internal ones, not `whoAmI` (3.9).
     pub fn is_client_request(self) -> bool {

@@ -24,7 +24,7 @@ use std::task::{Context, Poll, Waker};
 
 use futures::io::{AsyncRead, AsyncWrite};
 use madsim::task::NodeId;
-use zkdst_wire::{FrameDecoder, Limits, OpCode, RequestHeader};
+use zkdst_wire::{peek_xid, OpCode, RequestHeader};
 
 use crate::net::{self, Receiver, Sender};
 use crate::server::node::{server_ip, WIRE_PORT};
@@ -45,11 +45,9 @@ struct Inner {
     waker: Option<Waker>,
     /// Frames the client sent: past the ConnectRequest, each request's
     /// header says whether it is a write.
-    sent: FrameDecoder,
-    sent_frames: u64,
+    sent: Frames,
     /// Frames received: reply headers, to catch the one to lose.
-    recvd: FrameDecoder,
-    recvd_frames: u64,
+    recvd: Frames,
     lose_armed: bool,
     lose_xid: Option<i32>,
 }
@@ -116,10 +114,8 @@ impl WireStream {
             rpos: 0,
             reset: false,
             waker: None,
-            sent: FrameDecoder::new(Limits::default()),
-            sent_frames: 0,
-            recvd: FrameDecoder::new(Limits::default()),
-            recvd_frames: 0,
+            sent: Frames::default(),
+            recvd: Frames::default(),
             lose_armed,
             lose_xid: None,
         }));
@@ -153,27 +149,18 @@ impl Inner {
 
     /// Watches the client's frames for the write whose reply is to be lost.
     fn tap_sent(&mut self, bytes: &[u8]) {
-        if !self.lose_armed {
-            self.sent_frames += count_frames(&mut self.sent, bytes, |_| {});
-            return;
-        }
-        let first = self.sent_frames;
-        let mut n = 0;
+        let armed = self.lose_armed;
         let mut target = None;
-        self.sent.push(bytes);
-        while let Ok(Some(frame)) = self.sent.next_frame() {
-            let index = first + n;
-            n += 1;
-            if index == 0 || target.is_some() {
-                continue;
-            }
-            if let Some(h) = header(&frame) {
-                if OpCode::from_i32(h.op_type).is_some_and(is_write) {
-                    target = Some(h.xid);
+        self.sent.push(bytes, |index, head| {
+            // Frame 0 is the ConnectRequest, which has no request header.
+            if armed && index > 0 && target.is_none() {
+                if let Some(h) = RequestHeader::peek(head) {
+                    if OpCode::from_i32(h.op_type).is_some_and(OpCode::is_write) {
+                        target = Some(h.xid);
+                    }
                 }
             }
-        }
-        self.sent_frames += n;
+        });
         if target.is_some() {
             self.lose_armed = false;
             self.lose_xid = target;
@@ -182,59 +169,61 @@ impl Inner {
 
     /// Whether a chunk from the server carries the reply to lose.
     fn tap_received(&mut self, bytes: &[u8]) -> bool {
-        let Some(lose) = self.lose_xid else {
-            self.recvd_frames += count_frames(&mut self.recvd, bytes, |_| {});
-            return false;
-        };
-        let first = self.recvd_frames;
+        let lose = self.lose_xid;
         let mut hit = false;
-        let mut n = 0;
-        self.recvd.push(bytes);
-        while let Ok(Some(frame)) = self.recvd.next_frame() {
+        self.recvd.push(bytes, |index, head| {
             // Frame 0 is the ConnectResponse; replies start with their xid.
-            if first + n > 0 && frame.len() >= 4 && i32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]) == lose
-            {
+            if lose.is_some() && index > 0 && peek_xid(head) == lose {
                 hit = true;
             }
-            n += 1;
-        }
-        self.recvd_frames += n;
+        });
         hit
     }
 }
 
-fn count_frames(d: &mut FrameDecoder, bytes: &[u8], mut each: impl FnMut(&[u8])) -> u64 {
-    d.push(bytes);
-    let mut n = 0;
-    while let Ok(Some(f)) = d.next_frame() {
-        each(&f);
-        n += 1;
-    }
-    n
+/// Follows the frame boundaries of one direction of a stream without
+/// copying or allocating (it sees every byte the client sends or gets):
+/// hands over the first bytes of each frame's payload — enough for a
+/// request or reply header — with the frame's index.
+#[derive(Default)]
+struct Frames {
+    len: [u8; 4],
+    len_have: usize,
+    remaining: usize,
+    head: [u8; 8],
+    head_have: usize,
+    index: u64,
 }
 
-fn header(frame: &[u8]) -> Option<RequestHeader> {
-    if frame.len() < 8 {
-        return None;
+impl Frames {
+    fn push(&mut self, mut bytes: &[u8], mut on_frame: impl FnMut(u64, &[u8])) {
+        while !bytes.is_empty() {
+            if self.len_have < 4 {
+                let take = (4 - self.len_have).min(bytes.len());
+                self.len[self.len_have..self.len_have + take].copy_from_slice(&bytes[..take]);
+                self.len_have += take;
+                bytes = &bytes[take..];
+                if self.len_have == 4 {
+                    // A negative length is the server's to refuse; here it
+                    // ends the frame.
+                    self.remaining = usize::try_from(i32::from_be_bytes(self.len)).unwrap_or(0);
+                    self.head_have = 0;
+                }
+            } else {
+                let take = self.remaining.min(bytes.len());
+                let h = (self.head.len() - self.head_have).min(take);
+                self.head[self.head_have..self.head_have + h].copy_from_slice(&bytes[..h]);
+                self.head_have += h;
+                self.remaining -= take;
+                bytes = &bytes[take..];
+            }
+            if self.len_have == 4 && self.remaining == 0 {
+                on_frame(self.index, &self.head[..self.head_have]);
+                self.index += 1;
+                self.len_have = 0;
+            }
+        }
     }
-    Some(RequestHeader {
-        xid: i32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]),
-        op_type: i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]),
-    })
-}
-
-fn is_write(op: OpCode) -> bool {
-    matches!(
-        op,
-        OpCode::Create
-            | OpCode::Create2
-            | OpCode::CreateContainer
-            | OpCode::CreateTtl
-            | OpCode::Delete
-            | OpCode::SetData
-            | OpCode::Multi
-            | OpCode::Check
-    )
 }
 
 fn reset_error() -> io::Error {
@@ -347,5 +336,32 @@ pub fn lose_next_write_reply(node: NodeId) {
     }
     if !armed {
         REGISTRY.with(|r| r.borrow_mut().lose_armed.insert(node, true));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Frames;
+    use zkdst_wire::frame::encode_frame;
+
+    /// The heads and indexes seen, however the stream is cut into chunks.
+    fn heads(stream: &[u8], chunk: usize) -> Vec<(u64, Vec<u8>)> {
+        let mut f = Frames::default();
+        let mut out = Vec::new();
+        for c in stream.chunks(chunk) {
+            f.push(c, |i, h| out.push((i, h.to_vec())));
+        }
+        out
+    }
+
+    #[test]
+    fn frame_heads_do_not_depend_on_chunking() {
+        let mut stream = encode_frame(b"0123456789abcdef");
+        stream.extend(encode_frame(b""));
+        stream.extend(encode_frame(b"xyz"));
+        let want = vec![(0, b"01234567".to_vec()), (1, Vec::new()), (2, b"xyz".to_vec())];
+        for chunk in 1..=stream.len() {
+            assert_eq!(heads(&stream, chunk), want, "chunks of {chunk}");
+        }
     }
 }

@@ -108,6 +108,18 @@ impl Record for RequestHeader {
     }
 }
 
+impl RequestHeader {
+    /// The header at the start of a request payload, body left undecoded.
+    pub fn peek(payload: &[u8]) -> Option<RequestHeader> {
+        RequestHeader::read(&mut Reader::new(payload)).ok()
+    }
+}
+
+/// The xid a request or reply payload starts with (both headers lead with it).
+pub fn peek_xid(payload: &[u8]) -> Option<i32> {
+    Reader::new(payload).i32("xid").ok()
+}
+
 /// Precedes every reply and notification. `err` stays an integer so a reply
 /// with an unknown code still parses; [`crate::ErrorCode::from_i32`] types it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
