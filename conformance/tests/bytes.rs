@@ -20,6 +20,7 @@ use zkdst_conformance::{RealServer, ServerOptions, SimOptions};
 use zkdst_sim::cluster::Cluster;
 use zkdst_sim::recorder::Recorder;
 use zkdst_sim::runner::run_seed;
+use zkdst_sim::wire::convert::open_acl;
 use zkdst_sim::wire::{WireStream, WIRE_PORT};
 use zkdst_wire::records::multi::{ReadOp, WriteOp};
 use zkdst_wire::{
@@ -32,16 +33,6 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn open_acl() -> Vec<zkdst_wire::Acl> {
-    vec![zkdst_wire::Acl {
-        perms: 31,
-        id: zkdst_wire::Id {
-            scheme: "world".into(),
-            id: "anyone".into(),
-        },
-    }]
 }
 
 fn connect_frame() -> Vec<u8> {

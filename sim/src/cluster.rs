@@ -219,6 +219,23 @@ impl Cluster {
         }
     }
 
+    /// Waits until every server serves clients: a server still LOOKING or
+    /// syncing with its leader closes new connections. False on timeout.
+    pub async fn wait_serving(&self, within: Duration) -> bool {
+        let deadline = madsim::time::Instant::now() + within;
+        while !self
+            .server_ids()
+            .iter()
+            .all(|&s| self.status(s).is_some_and(|st| st.serving))
+        {
+            if madsim::time::Instant::now() >= deadline {
+                return false;
+            }
+            madsim::time::sleep(Duration::from_millis(50)).await;
+        }
+        true
+    }
+
     /// Starts a client node running `f` with a fresh session handle.
     pub fn spawn_client<F, Fut, T>(&mut self, id: ClientId, session_timeout_ms: i32, f: F) -> JoinHandle<T>
     where

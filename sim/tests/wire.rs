@@ -12,6 +12,7 @@ use rand::Rng;
 use zkdst_sim::cluster::{Cluster, EnsembleConfig};
 use zkdst_sim::recorder::Recorder;
 use zkdst_sim::runner::run_seed;
+use zkdst_sim::wire::convert::open_acl;
 use zkdst_sim::wire::{session_passwd, WireStream, WIRE_PORT};
 use zkdst_wire::records::multi::WriteOp;
 use zkdst_wire::{
@@ -26,16 +27,6 @@ fn cfg() -> EnsembleConfig {
         wire: true,
         ..Default::default()
     }
-}
-
-fn open_acl() -> Vec<zkdst_wire::Acl> {
-    vec![zkdst_wire::Acl {
-        perms: 31,
-        id: zkdst_wire::Id {
-            scheme: "world".into(),
-            id: "anyone".into(),
-        },
-    }]
 }
 
 fn create(xid: i32, path: &str, data: &[u8], flags: i32) -> ClientRequest {
@@ -83,11 +74,14 @@ impl Raw {
         self.s.write_all(&encode_request(&r)).await.unwrap();
     }
 
-    /// The next frame's payload, or None at EOF/reset.
-    async fn frame(&mut self) -> Option<Vec<u8>> {
+    /// The next frame's payload: None at EOF or a reset, an error for bytes
+    /// that do not frame (streams the test itself corrupted).
+    async fn next(&mut self) -> Option<Result<Vec<u8>, zkdst_wire::WireError>> {
         loop {
-            if let Some(f) = self.dec.next_frame().expect("server frames decode") {
-                return Some(f);
+            match self.dec.next_frame() {
+                Ok(Some(f)) => return Some(Ok(f)),
+                Err(e) => return Some(Err(e)),
+                Ok(None) => {}
             }
             let mut buf = [0u8; 4096];
             match self.s.read(&mut buf).await {
@@ -97,19 +91,9 @@ impl Raw {
         }
     }
 
-    /// The next frame, or None at EOF, a reset or a frame that does not
-    /// decode (for streams the test itself corrupted).
-    async fn frame_lenient(&mut self) -> Option<Vec<u8>> {
-        loop {
-            if let Ok(Some(f)) = self.dec.next_frame() {
-                return Some(f);
-            }
-            let mut buf = [0u8; 4096];
-            match self.s.read(&mut buf).await {
-                Ok(0) | Err(_) => return None,
-                Ok(n) => self.dec.push(&buf[..n]),
-            }
-        }
+    /// The next frame's payload, or None at EOF/reset.
+    async fn frame(&mut self) -> Option<Vec<u8>> {
+        self.next().await.map(|f| f.expect("server frames decode"))
     }
 
     async fn connect_response(&mut self) -> ConnectResponse {
@@ -135,18 +119,6 @@ impl Raw {
     }
 }
 
-/// Waits until every server serves clients (a LOOKING or syncing server
-/// refuses connections).
-async fn serving(c: &Cluster) {
-    for _ in 0..300 {
-        if c.server_ids().iter().all(|&s| c.status(s).is_some_and(|st| st.serving)) {
-            return;
-        }
-        madsim::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("servers never all served");
-}
-
 fn run(name: &str, seeds: u64, f: fn(u64) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>) {
     for seed in 0..seeds {
         run_seed(seed, Some(Duration::from_secs(600)), move || f(seed)).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -156,7 +128,10 @@ fn run(name: &str, seeds: u64, f: fn(u64) -> std::pin::Pin<Box<dyn std::future::
 async fn handshake_and_requests(seed: u64) {
     let mut c = Cluster::start(cfg(), Recorder::new(), seed);
     c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
-    serving(&c).await;
+    assert!(
+        c.wait_serving(Duration::from_secs(30)).await,
+        "servers never all served"
+    );
     let node = c.client_node(1);
     node.spawn(async move {
         let mut a = Raw::open("zk1").await.expect("connect");
@@ -319,7 +294,10 @@ fn a_raw_jute_client_gets_what_a_3_8_server_sends() {
 async fn garbage_closes(seed: u64) {
     let mut c = Cluster::start(cfg(), Recorder::new(), seed);
     c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
-    serving(&c).await;
+    assert!(
+        c.wait_serving(Duration::from_secs(30)).await,
+        "servers never all served"
+    );
     let node = c.client_node(1);
     node.spawn(async move {
         // A negative frame length: the server closes without a word.
@@ -328,7 +306,11 @@ async fn garbage_closes(seed: u64) {
         assert!(g.frame().await.is_none());
         // A four-letter word gets the whitelist refusal, then the close.
         let mut w = WireStream::connect("zk1", WIRE_PORT).await.expect("connect");
-        w.write_all(b"ruok").await.unwrap();
+        // In two pieces: the server must look at the first 4 bytes, not the
+        // first read.
+        w.write_all(b"ru").await.unwrap();
+        madsim::time::sleep(Duration::from_millis(20)).await;
+        w.write_all(b"ok").await.unwrap();
         let mut text = Vec::new();
         let _ = w.read_to_end(&mut text).await;
         assert_eq!(
@@ -352,7 +334,10 @@ fn garbage_and_four_letter_words_close_the_connection() {
 async fn transport_faults(seed: u64) {
     let mut c = Cluster::start(cfg(), Recorder::new(), seed);
     c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
-    serving(&c).await;
+    assert!(
+        c.wait_serving(Duration::from_secs(30)).await,
+        "servers never all served"
+    );
     let node = c.client_node(1);
     let id = node.id();
     node.spawn(async move {
@@ -443,7 +428,10 @@ async fn garbage_after_the_handshake(seed: u64) {
     use rand::SeedableRng;
     let mut c = Cluster::start(cfg(), Recorder::new(), seed);
     c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
-    serving(&c).await;
+    assert!(
+        c.wait_serving(Duration::from_secs(30)).await,
+        "servers never all served"
+    );
     let node = c.client_node(1);
     node.spawn(async move {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
@@ -494,7 +482,7 @@ async fn garbage_after_the_handshake(seed: u64) {
             // Whatever the server makes of it, it answers or closes; it
             // never wedges: read until EOF, or give up after a while.
             let _ = madsim::time::timeout(Duration::from_secs(2), async {
-                while raw.frame_lenient().await.is_some() {}
+                while let Some(Ok(_)) = raw.next().await {}
             })
             .await;
         }

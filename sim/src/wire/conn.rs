@@ -18,11 +18,10 @@ use std::collections::VecDeque;
 
 use zkdst_recipes::zk::SessionId;
 use zkdst_wire as w;
-use zkdst_wire::records::multi::WriteOp;
 use zkdst_wire::{ErrorCode, FrameDecoder, Limits, ServerReply};
 
-use super::convert;
-use crate::proto::{Response, ToClient, ToServer};
+use super::convert::{self, Shape};
+use crate::proto::{ToClient, ToServer};
 use crate::server::{ConnId, ServerCore};
 
 /// The password a session gets: derived from its id, so that a server
@@ -41,27 +40,6 @@ enum Phase {
     Connecting,
     Open(SessionId),
     Closed,
-}
-
-/// How to shape the core's reply to a request, by what the client asked.
-#[derive(Debug, Clone)]
-enum Shape {
-    Create,
-    Create2,
-    Delete,
-    Exists,
-    GetAcl,
-    GetData,
-    SetData,
-    GetChildren,
-    GetChildren2,
-    Sync(String),
-    Check,
-    Multi(Vec<WriteOp>),
-    MultiRead,
-    AddWatch,
-    CloseSession,
-    Ping,
 }
 
 /// A request the connection answers itself, when it reaches the head.
@@ -131,9 +109,11 @@ impl WireConn {
         if self.close {
             return;
         }
-        if self.phase == Phase::New && self.decoder.buffered().is_empty() && bytes.len() >= 4 {
-            let head = [bytes[0], bytes[1], bytes[2], bytes[3]];
-            if let Some(word) = w::frame::four_letter_word(head) {
+        self.decoder.push(bytes);
+        // Before the first frame, the first 4 bytes may be a four-letter
+        // word instead of a length (they may arrive in pieces).
+        if let (Phase::New, [a, b, c, d, ..]) = (self.phase, self.decoder.buffered()) {
+            if let Some(word) = w::frame::four_letter_word([*a, *b, *c, *d]) {
                 // 3.8's default whitelist holds `srvr` only; the simulator
                 // runs no admin commands, as if the whitelist were empty.
                 self.out.extend_from_slice(
@@ -142,7 +122,6 @@ impl WireConn {
                 return self.shut(core);
             }
         }
-        self.decoder.push(bytes);
         loop {
             match self.decoder.next_frame() {
                 Ok(Some(frame)) => self.frame(frame, core, now_ms),
@@ -268,8 +247,7 @@ impl WireConn {
             R::Reconfig(_) => Local::Error(ErrorCode::ReconfigDisabled),
             R::SetAcl(s) => Local::SetAcl(s.path.clone()),
             other => match convert::core_request(other) {
-                Some(Ok(request)) => {
-                    let shape = shape_of(other);
+                Some((shape, Ok(request))) => {
                     self.queue.push_back(Entry::Core { xid, shape, done: None });
                     core.on_client(
                         now_ms,
@@ -281,7 +259,8 @@ impl WireConn {
                     );
                     return self.release(session, core, now_ms);
                 }
-                Some(Err(e)) => Local::Error(convert::code(&e)),
+                Some((_, Err(e))) => Local::Error(convert::code(&e)),
+                // The requests the connection answers itself are matched above.
                 None => Local::Error(ErrorCode::Unimplemented),
             },
         };
@@ -329,21 +308,13 @@ impl WireConn {
                 self.out.extend(w::encode_notification(&event));
             }
             ToClient::Pong { zxid } => {
-                self.complete(
-                    |shape| matches!(shape, Shape::Ping),
-                    |_| ServerReply {
-                        xid: w::xid::PING,
-                        zxid,
-                        result: Ok(w::Response::Ping),
-                    },
-                );
+                self.fill(w::xid::PING, zxid, |_| Ok(w::Response::Ping));
                 if let Phase::Open(s) = self.phase {
                     self.release(s, core, now_ms);
                 }
             }
             ToClient::Reply { xid, zxid, response } => {
-                let xid = xid as i32;
-                self.complete_xid(xid, zxid, response);
+                self.fill(xid as i32, zxid, |shape| convert::shape_reply(shape, response));
                 if let Phase::Open(s) = self.phase {
                     self.release(s, core, now_ms);
                 }
@@ -351,26 +322,16 @@ impl WireConn {
         }
     }
 
-    fn complete_xid(&mut self, xid: i32, zxid: i64, response: Response) {
+    /// The reply to the oldest unanswered request `xid` (pings: -2) is in.
+    fn fill(&mut self, xid: i32, zxid: i64, result: impl FnOnce(&Shape) -> Result<w::Response, ErrorCode>) {
         for e in self.queue.iter_mut() {
             if let Entry::Core { xid: x, shape, done } = e {
-                if *x == xid && done.is_none() && !matches!(shape, Shape::Ping) {
+                if *x == xid && done.is_none() {
                     *done = Some(ServerReply {
                         xid,
                         zxid,
-                        result: shape_reply(shape, response),
+                        result: result(shape),
                     });
-                    return;
-                }
-            }
-        }
-    }
-
-    fn complete(&mut self, which: impl Fn(&Shape) -> bool, reply: impl FnOnce(&Shape) -> ServerReply) {
-        for e in self.queue.iter_mut() {
-            if let Entry::Core { shape, done, .. } = e {
-                if done.is_none() && which(shape) {
-                    *done = Some(reply(shape));
                     return;
                 }
             }
@@ -468,89 +429,4 @@ fn sorted(paths: &[String]) -> Vec<String> {
     let mut v = paths.to_vec();
     v.sort();
     v
-}
-
-fn shape_of(r: &w::Request) -> Shape {
-    use w::Request as R;
-    match r {
-        R::Create(_) => Shape::Create,
-        R::Create2(_) | R::CreateContainer(_) | R::CreateTtl(_) => Shape::Create2,
-        R::Delete(_) => Shape::Delete,
-        R::Exists(_) => Shape::Exists,
-        R::GetAcl(_) => Shape::GetAcl,
-        R::GetData(_) => Shape::GetData,
-        R::SetData(_) => Shape::SetData,
-        R::GetChildren(_) => Shape::GetChildren,
-        R::GetChildren2(_) => Shape::GetChildren2,
-        R::Sync(p) => Shape::Sync(p.path.clone()),
-        R::Check(_) => Shape::Check,
-        R::Multi(ops) => Shape::Multi(ops.clone()),
-        R::MultiRead(_) => Shape::MultiRead,
-        R::AddWatch(_) => Shape::AddWatch,
-        R::CloseSession => Shape::CloseSession,
-        _ => Shape::Ping,
-    }
-}
-
-/// The core's typed response, as the body the client's request expects.
-fn shape_reply(shape: &Shape, response: Response) -> Result<w::Response, ErrorCode> {
-    use w::Response as W;
-    let mismatch = Err(ErrorCode::SystemError);
-    match (shape, response) {
-        (_, Response::Error(e)) => Err(convert::code(&e)),
-        (Shape::Create, Response::Create { path, .. }) => Ok(W::Create { path }),
-        (Shape::Create2, Response::Create { path, stat }) => Ok(W::Create2(w::Create2Response {
-            path,
-            stat: convert::stat(&stat),
-        })),
-        (Shape::Delete, Response::Delete) => Ok(W::Delete),
-        (Shape::Exists, Response::Exists(Some(s))) => Ok(W::Exists {
-            stat: convert::stat(&s),
-        }),
-        (Shape::Exists | Shape::GetAcl, Response::Exists(None)) => Err(ErrorCode::NoNode),
-        (Shape::GetAcl, Response::Exists(Some(s))) => Ok(W::GetAcl(w::GetAclResponse {
-            acl: convert::open_acl(),
-            stat: convert::stat(&s),
-        })),
-        (Shape::GetData, Response::GetData { data, stat }) => Ok(W::GetData(w::GetDataResponse {
-            data: Some(data),
-            stat: convert::stat(&stat),
-        })),
-        (Shape::SetData, Response::SetData { stat }) => Ok(W::SetData {
-            stat: convert::stat(&stat),
-        }),
-        (Shape::GetChildren, Response::GetChildren { children, .. }) => Ok(W::GetChildren { children }),
-        (Shape::GetChildren2, Response::GetChildren { children, stat }) => {
-            Ok(W::GetChildren2(w::GetChildren2Response {
-                children,
-                stat: convert::stat(&stat),
-            }))
-        }
-        (Shape::Sync(path), Response::Sync) => Ok(W::Sync { path: path.clone() }),
-        (Shape::Check, Response::Multi(_)) => Ok(W::Check),
-        (Shape::Check, Response::MultiFailed(m)) => Err(convert::code(&m.error)),
-        (Shape::Multi(ops), Response::Multi(results)) => Ok(W::Multi(
-            results
-                .iter()
-                .enumerate()
-                .map(|(i, r)| convert::op_result(ops.get(i), r))
-                .collect(),
-        )),
-        // A failed multi is a success at the header: its results say which
-        // op failed (RuntimeInconsistency after it, Ok before it).
-        (Shape::Multi(_), Response::MultiFailed(m)) if m.results.is_empty() => Err(convert::code(&m.error)),
-        (Shape::Multi(ops), Response::MultiFailed(m)) => Ok(W::Multi(
-            m.results
-                .iter()
-                .enumerate()
-                .map(|(i, r)| convert::op_result(ops.get(i), r))
-                .collect(),
-        )),
-        (Shape::MultiRead, Response::MultiRead(results)) => {
-            Ok(W::MultiRead(results.iter().map(convert::read_result).collect()))
-        }
-        (Shape::AddWatch, Response::AddWatch) => Ok(W::AddWatch),
-        (Shape::CloseSession, Response::CloseSession) => Ok(W::CloseSession),
-        _ => mismatch,
-    }
 }

@@ -7,7 +7,7 @@ use zkdst_wire as w;
 use zkdst_wire::records::multi::{ReadOp as WReadOp, WriteOp};
 use zkdst_wire::{ErrorCode, MultiResult};
 
-use crate::proto::Request;
+use crate::proto::{Request, Response};
 
 pub fn stat(s: &Stat) -> w::Stat {
     w::Stat {
@@ -175,11 +175,30 @@ pub fn add_watch_mode(mode: i32) -> Result<AddWatchMode, ZkError> {
     }
 }
 
-/// A typed request for a wire request the server core executes, or None for
-/// the ones the connection answers itself.
-pub fn core_request(r: &w::Request) -> Option<Result<Request, ZkError>> {
+/// A wire request the server core executes: how to shape its reply, and
+/// the typed request (or why it is refused). None for the requests the
+/// connection answers itself (`super::conn`).
+pub fn core_request(r: &w::Request) -> Option<(Shape, Result<Request, ZkError>)> {
     use w::Request as R;
-    Some(match r {
+    let shape = match r {
+        R::Create(_) => Shape::Create,
+        R::Create2(_) | R::CreateContainer(_) | R::CreateTtl(_) => Shape::Create2,
+        R::Delete(_) => Shape::Delete,
+        R::Exists(_) => Shape::Exists,
+        R::GetAcl(_) => Shape::GetAcl,
+        R::GetData(_) => Shape::GetData,
+        R::SetData(_) => Shape::SetData,
+        R::GetChildren(_) => Shape::GetChildren,
+        R::GetChildren2(_) => Shape::GetChildren2,
+        R::Sync(p) => Shape::Sync(p.path.clone()),
+        R::Check(_) => Shape::Check,
+        R::Multi(ops) => Shape::Multi(ops.clone()),
+        R::MultiRead(_) => Shape::MultiRead,
+        R::AddWatch(_) => Shape::AddWatch,
+        R::CloseSession => Shape::CloseSession,
+        _ => return None,
+    };
+    let request = match r {
         R::Create(c) | R::Create2(c) => check_acl(&c.acl).and_then(|()| {
             Ok(Request::Create {
                 path: c.path.clone(),
@@ -254,5 +273,86 @@ pub fn core_request(r: &w::Request) -> Option<Result<Request, ZkError>> {
         | R::Sasl(_)
         | R::GetEphemerals(_)
         | R::GetAllChildrenNumber(_) => return None,
-    })
+    };
+    Some((shape, request))
+}
+
+/// How to shape the core's reply to a request, by what the client asked.
+#[derive(Debug, Clone)]
+pub enum Shape {
+    Create,
+    Create2,
+    Delete,
+    Exists,
+    GetAcl,
+    GetData,
+    SetData,
+    GetChildren,
+    GetChildren2,
+    Sync(String),
+    Check,
+    Multi(Vec<WriteOp>),
+    MultiRead,
+    AddWatch,
+    CloseSession,
+    Ping,
+}
+
+/// The core's typed response, as the body the client's request expects.
+pub fn shape_reply(shape: &Shape, response: Response) -> Result<w::Response, ErrorCode> {
+    use w::Response as W;
+    let mismatch = Err(ErrorCode::SystemError);
+    match (shape, response) {
+        (_, Response::Error(e)) => Err(code(&e)),
+        (Shape::Create, Response::Create { path, .. }) => Ok(W::Create { path }),
+        (Shape::Create2, Response::Create { path, stat }) => Ok(W::Create2(w::Create2Response {
+            path,
+            stat: self::stat(&stat),
+        })),
+        (Shape::Delete, Response::Delete) => Ok(W::Delete),
+        (Shape::Exists, Response::Exists(Some(s))) => Ok(W::Exists { stat: stat(&s) }),
+        (Shape::Exists | Shape::GetAcl, Response::Exists(None)) => Err(ErrorCode::NoNode),
+        (Shape::GetAcl, Response::Exists(Some(s))) => Ok(W::GetAcl(w::GetAclResponse {
+            acl: open_acl(),
+            stat: stat(&s),
+        })),
+        (Shape::GetData, Response::GetData { data, stat }) => Ok(W::GetData(w::GetDataResponse {
+            data: Some(data),
+            stat: self::stat(&stat),
+        })),
+        (Shape::SetData, Response::SetData { stat }) => Ok(W::SetData {
+            stat: self::stat(&stat),
+        }),
+        (Shape::GetChildren, Response::GetChildren { children, .. }) => Ok(W::GetChildren { children }),
+        (Shape::GetChildren2, Response::GetChildren { children, stat }) => {
+            Ok(W::GetChildren2(w::GetChildren2Response {
+                children,
+                stat: self::stat(&stat),
+            }))
+        }
+        (Shape::Sync(path), Response::Sync) => Ok(W::Sync { path: path.clone() }),
+        (Shape::Check, Response::Multi(_)) => Ok(W::Check),
+        (Shape::Check, Response::MultiFailed(m)) => Err(code(&m.error)),
+        (Shape::Multi(ops), Response::Multi(results)) => Ok(W::Multi(
+            results
+                .iter()
+                .enumerate()
+                .map(|(i, r)| op_result(ops.get(i), r))
+                .collect(),
+        )),
+        // A failed multi is a success at the header: its results say which
+        // op failed (RuntimeInconsistency after it, Ok before it).
+        (Shape::Multi(_), Response::MultiFailed(m)) if m.results.is_empty() => Err(code(&m.error)),
+        (Shape::Multi(ops), Response::MultiFailed(m)) => Ok(W::Multi(
+            m.results
+                .iter()
+                .enumerate()
+                .map(|(i, r)| op_result(ops.get(i), r))
+                .collect(),
+        )),
+        (Shape::MultiRead, Response::MultiRead(results)) => Ok(W::MultiRead(results.iter().map(read_result).collect())),
+        (Shape::AddWatch, Response::AddWatch) => Ok(W::AddWatch),
+        (Shape::CloseSession, Response::CloseSession) => Ok(W::CloseSession),
+        _ => mismatch,
+    }
 }

@@ -19,23 +19,16 @@ fn cfg() -> EnsembleConfig {
     }
 }
 
-async fn serving(c: &Cluster) {
-    for _ in 0..300 {
-        if c.server_ids().iter().all(|&s| c.status(s).is_some_and(|st| st.serving)) {
-            return;
-        }
-        madsim::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("servers never all served");
-}
-
 /// One seed: two zookeeper-client sessions do a bit of everything; the
 /// trace lists what they saw, with virtual times.
 pub async fn scenario(seed: u64) -> Vec<String> {
     zkdst_wiresim::enter(seed);
     let mut c = Cluster::start(cfg(), Recorder::new(), seed);
     c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
-    serving(&c).await;
+    assert!(
+        c.wait_serving(Duration::from_secs(30)).await,
+        "servers never all served"
+    );
     let node = c.client_node(1);
     let id = node.id();
     let trace = node
