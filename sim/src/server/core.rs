@@ -58,6 +58,16 @@ pub struct Outputs {
     pub applied: Vec<TreeChange>,
 }
 
+impl Outputs {
+    pub fn is_empty(&self) -> bool {
+        self.peers.is_empty()
+            && self.clients.is_empty()
+            && self.close.is_empty()
+            && self.disk.is_empty()
+            && self.applied.is_empty()
+    }
+}
+
 /// One server.
 pub struct ServerCore {
     cfg: ServerConfig,

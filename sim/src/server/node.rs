@@ -89,7 +89,6 @@ enum Ev {
     Client(ConnId, ToServer),
     ClientEof(ConnId),
     Wire(ConnId, Vec<u8>),
-    WireEof(ConnId),
     Tick,
     Fsync(FsyncTicket),
 }
@@ -195,11 +194,23 @@ impl ServerNode {
         });
         let mut tasks: Vec<JoinHandle<()>> = vec![
             madsim::task::spawn(accept_peers(peer_listener, srv.clone())),
-            madsim::task::spawn(accept_clients(client_listener, srv.clone())),
+            madsim::task::spawn(accept_clients(
+                client_listener,
+                srv.clone(),
+                0,
+                Ev::Client,
+                Running::accepted,
+            )),
         ];
         if srv.node.cfg.wire {
             let l = Listener::bind(SocketAddr::new(server_ip(me), WIRE_PORT));
-            tasks.push(madsim::task::spawn(accept_wire(l, srv.clone())));
+            tasks.push(madsim::task::spawn(accept_clients(
+                l,
+                srv.clone(),
+                WIRE_CONN_BASE,
+                Ev::Wire,
+                Running::accepted_wire,
+            )));
         }
         for (s, link) in links {
             tasks.push(madsim::task::spawn(peer_link(me, s, link, srv.clone())));
@@ -238,7 +249,7 @@ impl Running {
                 Ev::Peer(f, _) => format!("message from zk{f}"),
                 Ev::PeerDown(f) => format!("link to zk{f} down"),
                 Ev::Client(c, _) => format!("packet on connection {c}"),
-                Ev::ClientEof(c) | Ev::WireEof(c) => format!("connection {c} closed"),
+                Ev::ClientEof(c) => format!("connection {c} closed"),
                 Ev::Wire(c, b) => format!("{} bytes on wire connection {c}", b.len()),
                 Ev::Tick => "tick".into(),
                 Ev::Fsync(..) => "fsync done".into(),
@@ -247,7 +258,7 @@ impl Running {
             tracing::trace!("{what}");
         }
         match &ev {
-            Ev::ClientEof(conn) | Ev::WireEof(conn) => {
+            Ev::ClientEof(conn) => {
                 self.shell().conns.remove(conn);
             }
             Ev::Fsync(_) => self.shell().fsync_in_flight = false,
@@ -260,16 +271,13 @@ impl Running {
                 Ev::Peer(from, msg) => core.on_peer(now, from, msg),
                 Ev::PeerDown(from) => core.on_peer_disconnected(now, from),
                 Ev::Client(conn, msg) => core.on_client(now, conn, msg),
-                Ev::ClientEof(conn) => core.on_client_closed(conn),
+                Ev::ClientEof(conn) => {
+                    self.wires().remove(&conn);
+                    core.on_client_closed(conn);
+                }
                 Ev::Wire(conn, bytes) => {
                     if let Some(w) = self.wires().get_mut(&conn) {
                         w.receive(&bytes, core, now);
-                    }
-                }
-                Ev::WireEof(conn) => {
-                    if let Some(mut w) = self.wires().remove(&conn) {
-                        w.eof();
-                        core.on_client_closed(conn);
                     }
                 }
                 Ev::Tick => core.on_tick(now),
@@ -299,12 +307,7 @@ impl Running {
         let mut acc = Outputs::default();
         loop {
             let out = core.take_outputs();
-            let idle = out.clients.is_empty()
-                && out.close.is_empty()
-                && out.peers.is_empty()
-                && out.disk.is_empty()
-                && out.applied.is_empty();
-            if idle {
+            if out.is_empty() {
                 break;
             }
             acc.peers.extend(out.peers);
@@ -421,35 +424,28 @@ async fn accept_peers(l: Listener<PeerMsg, ()>, srv: Arc<Running>) {
     }
 }
 
-async fn accept_clients(l: Listener<ToServer, ToClient>, srv: Arc<Running>) {
-    let mut next: ConnId = 0;
+/// Accepts client connections on `l`, numbered after `base`: each gets a
+/// reader task that hands what arrives to the core as `ev(conn, msg)`, then
+/// its EOF; `register` keeps its reply sender.
+async fn accept_clients<Up: Send + 'static, Down: Send + 'static>(
+    l: Listener<Up, Down>,
+    srv: Arc<Running>,
+    base: ConnId,
+    ev: fn(ConnId, Up) -> Ev,
+    register: fn(&Arc<Running>, ConnId, Sender<Down>, JoinHandle<()>),
+) {
+    let mut next = base;
     while let Some((wtx, mut rx)) = l.accept().await {
         next += 1;
         let conn = next;
         let rsrv = srv.clone();
         let reader = madsim::task::spawn(async move {
             while let Some(msg) = rx.recv().await {
-                rsrv.handle(Ev::Client(conn, msg));
+                rsrv.handle(ev(conn, msg));
             }
             rsrv.handle(Ev::ClientEof(conn));
         });
-        srv.accepted(conn, wtx, reader);
-    }
-}
-
-async fn accept_wire(l: Listener<Vec<u8>, Vec<u8>>, srv: Arc<Running>) {
-    let mut next: ConnId = WIRE_CONN_BASE;
-    while let Some((wtx, mut rx)) = l.accept().await {
-        next += 1;
-        let conn = next;
-        let rsrv = srv.clone();
-        let reader = madsim::task::spawn(async move {
-            while let Some(bytes) = rx.recv().await {
-                rsrv.handle(Ev::Wire(conn, bytes));
-            }
-            rsrv.handle(Ev::WireEof(conn));
-        });
-        srv.accepted_wire(conn, wtx, reader);
+        register(&srv, conn, wtx, reader);
     }
 }
 

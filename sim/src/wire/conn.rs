@@ -100,10 +100,6 @@ impl WireConn {
         (std::mem::take(&mut self.out), self.close)
     }
 
-    pub fn is_closed(&self) -> bool {
-        self.close
-    }
-
     /// Bytes from the client: every whole frame is acted on.
     pub fn receive(&mut self, bytes: &[u8], core: &mut ServerCore, now_ms: u64) {
         if self.close {
@@ -132,12 +128,6 @@ impl WireConn {
                 return;
             }
         }
-    }
-
-    /// The connection ends at the client's side (EOF or reset).
-    pub fn eof(&mut self) {
-        self.phase = Phase::Closed;
-        self.close = true;
     }
 
     fn shut(&mut self, core: &mut ServerCore) {
