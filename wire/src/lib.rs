@@ -29,6 +29,18 @@ pub mod records;
 pub mod request;
 pub mod response;
 
+/// Frames written out as hex in the unit tests, as captured on the wire.
+#[cfg(test)]
+mod test_hex {
+    pub fn hex(s: &str) -> Vec<u8> {
+        let s: String = s.split_whitespace().collect();
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+}
+
 pub use code::ErrorCode;
 pub use error::WireError;
 pub use frame::{FrameDecoder, FrameStatus, Limits};

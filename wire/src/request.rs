@@ -236,14 +236,7 @@ pub fn encode_request(req: &ClientRequest) -> Vec<u8> {
 mod tests {
     use super::*;
     use crate::records::data::{Acl, Id};
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
+    use crate::test_hex::hex;
 
     #[test]
     fn connect_request_as_zookeeper_client_writes_it() {

@@ -306,14 +306,7 @@ pub fn decode_server_message_with(
 mod tests {
     use super::*;
     use crate::records::watch::{EventType, KeeperState};
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
+    use crate::test_hex::hex;
 
     #[test]
     fn notification_bytes() {
