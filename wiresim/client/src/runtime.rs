@@ -17,10 +17,13 @@ static SPAWNER: MadsimSpawner = MadsimSpawner;
 
 /// Prepares this thread's simulation for zookeeper-client: call it first
 /// inside the madsim runtime of each seed (each seed runs on a fresh
-/// thread). Seeds `fastrand` (endpoint shuffling and reconnect jitter) from
-/// `seed`, so the library's choices replay with the seed.
-pub fn enter(seed: u64) {
-    fastrand::seed(seed ^ 0x7a6b_6473_7477_6972);
+/// thread). `fastrand` (endpoint shuffling, reconnect jitter) otherwise
+/// seeds itself from the thread id and the clock; here it is seeded from
+/// madsim's RNG, so the library's choices are part of the seed's one random
+/// stream and replay with it.
+pub fn enter() {
+    use madsim::rand::Rng;
+    fastrand::seed(madsim::rand::thread_rng().gen());
     zkdst_sim::wire::stream::reset_registry();
     // The scope lasts for the thread, which is the seed's: never restored.
     std::mem::forget(spawns_core::enter(&SPAWNER));

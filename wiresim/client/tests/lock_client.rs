@@ -269,7 +269,7 @@ async fn one_seed_with_history(seed: u64, usage: Usage) -> (Result<usize, String
 }
 
 async fn run_and_judge(seed: u64, usage: Usage, rec: Recorder) -> Result<usize, String> {
-    zkdst_wiresim::enter(seed);
+    zkdst_wiresim::enter();
     let mut c = Cluster::start(cfg(), rec.clone(), seed);
     c.wait_for_leader(Duration::from_secs(30)).await.ok_or("no leader")?;
     // The protected resource: a node the holders write.

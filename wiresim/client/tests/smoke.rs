@@ -22,7 +22,7 @@ fn cfg() -> EnsembleConfig {
 /// One seed: two zookeeper-client sessions do a bit of everything; the
 /// trace lists what they saw, with virtual times.
 pub async fn scenario(seed: u64) -> Vec<String> {
-    zkdst_wiresim::enter(seed);
+    zkdst_wiresim::enter();
     let mut c = Cluster::start(cfg(), Recorder::new(), seed);
     c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
     assert!(

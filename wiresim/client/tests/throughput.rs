@@ -44,7 +44,7 @@ async fn typed(seed: u64) {
 }
 
 async fn wire(seed: u64) {
-    zkdst_wiresim::enter(seed);
+    zkdst_wiresim::enter();
     let mut c = Cluster::start(cfg(), Recorder::new(), seed);
     c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
     c.client_node(1)
