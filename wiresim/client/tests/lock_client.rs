@@ -378,8 +378,8 @@ fn a_faulty_lock_client_seed_replays_byte_for_byte() {
 #[test]
 fn the_checkers_catch_a_misused_lock() {
     for usage in [Usage::Unfenced, Usage::ProceedOnTimeout] {
-        let (_, failures) = campaign(0..12, usage);
-        eprintln!("{usage:?}: caught on {} of 12 seeds", failures.len());
+        let (_, failures) = campaign(0..24, usage);
+        eprintln!("{usage:?}: caught on {} of 24 seeds", failures.len());
         assert!(!failures.is_empty(), "{usage:?} passed every seed");
         let expected = if usage == Usage::Unfenced { "fencing" } else { "mutex" };
         assert!(
