@@ -256,10 +256,6 @@ async fn nemesis(c: &mut Cluster, until: std::time::Instant, client_nodes: &[mad
     }
 }
 
-async fn one_seed(seed: u64, usage: Usage) -> Result<usize, String> {
-    one_seed_with_history(seed, usage).await.0
-}
-
 /// A seed's verdict and its history, serialized (for the replay check).
 async fn one_seed_with_history(seed: u64, usage: Usage) -> (Result<usize, String>, String) {
     let rec = Recorder::new();
@@ -332,9 +328,11 @@ fn campaign(seeds: std::ops::Range<u64>, usage: Usage) -> (usize, Vec<(u64, Stri
     let mut total = 0;
     let mut failures = Vec::new();
     for seed in seeds {
-        match run_seed(seed, Some(Duration::from_secs(3600)), move || one_seed(seed, usage)) {
-            Ok(Ok(n)) => total += n,
-            Ok(Err(report)) => failures.push((seed, report)),
+        match run_seed(seed, Some(Duration::from_secs(3600)), move || {
+            one_seed_with_history(seed, usage)
+        }) {
+            Ok((Ok(n), _)) => total += n,
+            Ok((Err(report), _)) => failures.push((seed, report)),
             Err(e) => failures.push((seed, e.to_string())),
         }
     }
