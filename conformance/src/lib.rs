@@ -15,6 +15,7 @@
 //! - [`normalize`]: removes what legitimately differs between runs, and
 //!   [`compare`]s two traces.
 //! - [`real`]: running a sequence on a real server with `RealClient`s.
+//! - [`throughput`]: the real-vs-simulated benchmark's closed-loop workload.
 //! - [`sim`]: running a sequence on a fresh simulated ensemble with
 //!   `SimClient`s.
 
@@ -30,6 +31,7 @@ pub mod real_cutoff;
 pub mod server;
 pub mod sim;
 pub mod sim_cutoff;
+pub mod throughput;
 
 pub use cutoff::{NoFaults, SessionFaults};
 pub use exec::{run_sequence, ExecOptions, OpRecord, Outcome, Trace, WatchKind, WatchRecord};
