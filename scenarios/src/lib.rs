@@ -10,6 +10,7 @@ pub mod fuzz;
 pub mod junit;
 pub mod nemesis;
 pub mod plan;
+pub mod profile;
 pub mod regress;
 pub mod replay;
 pub mod runner;

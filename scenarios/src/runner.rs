@@ -10,13 +10,14 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use zkdst_checker::history::History;
-use zkdst_checker::properties::{self, progress, semaphore, CheckResult, Verdict};
+use zkdst_checker::properties::{self, progress, CheckResult, Verdict};
 use zkdst_sim::cluster::{Cluster, EnsembleConfig};
 use zkdst_sim::recorder::Recorder;
 use zkdst_sim::runner::run_seed;
 
 use crate::nemesis::{self, ClientRegistry, DEFAULT_LATENCY};
 use crate::plan::FaultPlan;
+use crate::profile::Phases;
 use crate::scenario::{Recipe, Scenario};
 use crate::stats::{self, Stats};
 use crate::streams::stream_key;
@@ -51,6 +52,8 @@ pub struct RunOutcome {
     pub stats: Stats,
     pub fingerprint: u64,
     pub wall: Duration,
+    /// Where `wall` went (for `zkdst fuzz --profile`).
+    pub phases: Phases,
 }
 
 impl RunOutcome {
@@ -113,6 +116,9 @@ pub fn run(scenario: &Scenario, seed: u64, plan: Option<&FaultPlan>) -> RunOutco
     let sim = run_seed(stream_key(seed, "scheduler"), Some(limit), move || {
         simulate(s2, seed, p2)
     });
+    let mut phases = Phases::default();
+    let mut mark = started;
+    phases.lap("simulate", &mut mark);
     let sim = match sim {
         Ok(s) => s,
         Err(e) => SimResult {
@@ -121,10 +127,18 @@ pub fn run(scenario: &Scenario, seed: u64, plan: Option<&FaultPlan>) -> RunOutco
             error: Some(e.to_string()),
         },
     };
-    finish(scenario, seed, plan, sim, started)
+    finish(scenario, seed, plan, sim, started, phases, mark)
 }
 
-fn finish(scenario: &Scenario, seed: u64, plan: FaultPlan, sim: SimResult, started: std::time::Instant) -> RunOutcome {
+fn finish(
+    scenario: &Scenario,
+    seed: u64,
+    plan: FaultPlan,
+    sim: SimResult,
+    started: std::time::Instant,
+    mut phases: Phases,
+    mut mark: std::time::Instant,
+) -> RunOutcome {
     let SimResult {
         history,
         mut stats,
@@ -137,22 +151,22 @@ fn finish(scenario: &Scenario, seed: u64, plan: FaultPlan, sim: SimResult, start
         params.permits = Some(scenario.workload.permits);
         let params = &params;
         let ops = history.operations().unwrap_or_default();
+        phases.lap("pair", &mut mark);
         stats::analyse(&history, &ops, &mut stats);
+        phases.lap("stats", &mut mark);
         for name in &scenario.check.checkers {
             // Over the operations already paired (a malformed history
             // still gets its progress judged, as an empty one).
-            let r = match name.as_str() {
-                progress::NAME => progress::check_ops(&history, &ops, params),
-                semaphore::NAME => semaphore::check_ops(&history, &ops, params),
-                other => match properties::run(other, &history, params) {
-                    Ok(r) => r,
-                    Err(e) => CheckResult::unknown(other, e.to_string()),
-                },
+            let r = match properties::run_ops(name, &history, &ops, params) {
+                Ok(r) => r,
+                Err(e) => CheckResult::unknown(name, e.to_string()),
             };
             results.push(r);
+            phases.lap(format!("check:{name}"), &mut mark);
         }
         if !scenario.check.checkers.iter().any(|c| c == "progress") {
             results.push(progress::check_ops(&history, &ops, params));
+            phases.lap("check:progress", &mut mark);
         }
     }
     let verdict = if error.is_some() || results.iter().any(|r| r.verdict == Verdict::Violation) {
@@ -162,10 +176,12 @@ fn finish(scenario: &Scenario, seed: u64, plan: FaultPlan, sim: SimResult, start
     } else {
         RunVerdict::Pass
     };
+    let fingerprint = history.fingerprint();
+    phases.lap("fingerprint", &mut mark);
     RunOutcome {
         scenario: scenario.name.clone(),
         seed,
-        fingerprint: history.fingerprint(),
+        fingerprint,
         history,
         results,
         verdict,
@@ -173,6 +189,7 @@ fn finish(scenario: &Scenario, seed: u64, plan: FaultPlan, sim: SimResult, start
         plan,
         stats,
         wall: started.elapsed(),
+        phases,
     }
 }
 
@@ -194,7 +211,7 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan) -> SimResult {
         c.shutdown();
         madsim::time::sleep(Duration::from_millis(1)).await;
         return SimResult {
-            history: rec.history(),
+            history: rec.take_history(),
             stats,
             error: Some("no leader elected within 60 s of the start".into()),
         };
@@ -245,7 +262,7 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan) -> SimResult {
     registry.lock().unwrap_or_else(|e| e.into_inner()).clear();
     let _ = Recipe::ALL;
     SimResult {
-        history: rec.history(),
+        history: rec.take_history(),
         stats,
         error: None,
     }

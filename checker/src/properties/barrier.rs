@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::history::{ClientId, History, Op, Operation, Time};
 
-use super::common::{describe, operations, session_closed_commit, succeeded};
+use super::common::{describe, session_closed_commit, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
 use super::Params;
 
@@ -41,13 +41,14 @@ fn clients_invoked_before<'a>(xs: impl Iterator<Item = &'a &'a Operation>, t: Ti
 }
 
 pub fn check(h: &History, p: &Params) -> CheckResult {
-    let ops = match operations(h, NAME) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+    with_operations(h, NAME, p, check_ops)
+}
+
+/// [`check`] over the history's operations, already paired.
+pub fn check_ops(_h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let mut by_name: BTreeMap<&str, Vec<&Operation>> = BTreeMap::new();
-    for o in &ops {
+    for o in ops {
         if let Some(n) = name_of(&o.op) {
             by_name.entry(n).or_default().push(o);
         }
@@ -120,15 +121,16 @@ struct Round<'a> {
 }
 
 pub fn check_double(h: &History, p: &Params) -> CheckResult {
-    let ops = match operations(h, DOUBLE) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+    with_operations(h, DOUBLE, p, check_double_ops)
+}
+
+/// [`check_double`] over the history's operations, already paired.
+pub fn check_double_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     let mut r = CheckResult::new(DOUBLE);
     let mut rounds: BTreeMap<&str, Vec<Round>> = BTreeMap::new();
     // Per (barrier, client): the round index and whether the last op was a leave.
     let mut at: BTreeMap<(&str, ClientId), (usize, bool)> = BTreeMap::new();
-    for o in &ops {
+    for o in ops {
         let (name, enter) = match &o.op {
             Op::BarrierEnter { barrier } => (barrier.as_str(), true),
             Op::BarrierLeave { barrier } => (barrier.as_str(), false),

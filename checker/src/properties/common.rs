@@ -4,11 +4,25 @@
 use crate::history::{ClientId, Event, History, Op, Operation, Outcome, SessionId, Time, TxnRecord, Value};
 
 use super::result::{ms, CheckResult};
+use super::Params;
 
 /// The history's operations, or an `Unknown` result naming the defect.
 pub fn operations(h: &History, checker: &str) -> Result<Vec<Operation>, CheckResult> {
     h.operations()
         .map_err(|e| CheckResult::unknown(checker, format!("malformed history: {e}")))
+}
+
+/// A checker over paired operations, as the registry holds them.
+pub type OpsCheckFn = fn(&History, &[Operation], &Params) -> CheckResult;
+
+/// Pairs `h`'s operations and runs `f` on them; a malformed history is
+/// `checker`'s Unknown. (A run pairs once and calls every `*_ops` with the
+/// same operations: pairing clones every op and outcome.)
+pub fn with_operations(h: &History, checker: &str, p: &Params, f: OpsCheckFn) -> CheckResult {
+    match operations(h, checker) {
+        Ok(ops) => f(h, &ops, p),
+        Err(r) => r,
+    }
 }
 
 /// The value of an Ok outcome.

@@ -7,21 +7,22 @@ use std::collections::BTreeMap;
 
 use crate::history::{History, Op, Operation, Value};
 
-use super::common::{describe, ok_value, operations};
+use super::common::{describe, ok_value, with_operations};
 use super::result::{CheckResult, Violation};
 use super::Params;
 
 pub const NAME: &str = "counter";
 
 pub fn check(h: &History, p: &Params) -> CheckResult {
-    let ops = match operations(h, NAME) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+    with_operations(h, NAME, p, check_ops)
+}
+
+/// [`check`] over the history's operations, already paired.
+pub fn check_ops(_h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let mut incs: BTreeMap<&str, Vec<(&Operation, i64)>> = BTreeMap::new();
     let mut reads: Vec<(&str, &Operation, i64)> = Vec::new();
-    for o in &ops {
+    for o in ops {
         let v = match ok_value(o) {
             Some(Value::Int { value }) => Some(*value),
             _ => None,

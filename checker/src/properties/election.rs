@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use crate::history::{History, Op, Operation};
 
-use super::common::{describe, operations, stale_tokens_by, succeeded, token};
+use super::common::{describe, stale_tokens_by, succeeded, token, with_operations};
 use super::leadership;
 use super::result::{CheckResult, Violation};
 use super::Params;
@@ -21,14 +21,15 @@ pub const NAME: &str = "election";
 type Accepted<'a> = Vec<(&'a Operation, i64)>;
 
 pub fn check(h: &History, p: &Params) -> CheckResult {
-    let ops = match operations(h, NAME) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+    with_operations(h, NAME, p, check_ops)
+}
+
+/// [`check`] over the history's operations, already paired.
+pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let mut campaigns: BTreeMap<&str, Accepted> = BTreeMap::new();
     let mut acts: BTreeMap<&str, Accepted> = BTreeMap::new();
-    for o in &ops {
+    for o in ops {
         match &o.op {
             Op::Campaign { election } if succeeded(o) => {
                 if let Some(t) = token(o) {

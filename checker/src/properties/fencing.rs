@@ -7,20 +7,21 @@ use std::collections::BTreeMap;
 
 use crate::history::{History, Op, Operation};
 
-use super::common::{describe, operations, stale_tokens, succeeded, token};
+use super::common::{describe, stale_tokens, succeeded, token, with_operations};
 use super::result::{ms, CheckResult, Violation};
 use super::Params;
 
 pub const NAME: &str = "fencing";
 
-pub fn check(h: &History, _p: &Params) -> CheckResult {
-    let ops = match operations(h, NAME) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+pub fn check(h: &History, p: &Params) -> CheckResult {
+    with_operations(h, NAME, p, check_ops)
+}
+
+/// [`check`] over the history's operations, already paired.
+pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let mut per_resource: BTreeMap<&str, Vec<(&Operation, i64)>> = BTreeMap::new();
-    for o in &ops {
+    for o in ops {
         if let Op::FencedWrite { resource, token } = &o.op {
             if succeeded(o) && o.completed.is_some() {
                 per_resource.entry(resource).or_default().push((o, *token));
@@ -53,7 +54,7 @@ pub fn check(h: &History, _p: &Params) -> CheckResult {
         }
     }
     let mut issued: BTreeMap<(&str, i64), &Operation> = BTreeMap::new();
-    for o in &ops {
+    for o in ops {
         let Op::Acquire { lock, shared: false } = &o.op else {
             continue;
         };

@@ -9,7 +9,7 @@
 
 use crate::history::{History, Op, Operation, Time};
 
-use super::common::{describe, operations, session_end_after, succeeded};
+use super::common::{describe, session_end_after, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
 use super::{end_of_history, healed_at, Params, NS_PER_MS};
 
@@ -80,10 +80,11 @@ fn excused(h: &History, ops: &[Operation], o: &Operation, at: Time) -> bool {
 }
 
 pub fn check(h: &History, p: &Params) -> CheckResult {
-    let ops = match operations(h, NAME) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+    with_operations(h, NAME, p, check_ops)
+}
+
+/// [`check`] over the history's operations, already paired.
+pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     let Some(heal) = healed_at(h, p) else {
         return CheckResult::unknown(
             NAME,

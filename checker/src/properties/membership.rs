@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::history::{ClientId, History, Op, Operation, Value};
 
-use super::common::{describe, ok_value, operations, session_end_after, succeeded};
+use super::common::{describe, ok_value, session_end_after, succeeded, with_operations};
 use super::result::{CheckResult, Violation};
 use super::{healed_at, Params};
 
@@ -22,16 +22,17 @@ pub const MEMBERSHIP: &str = "membership";
 pub const CONFIG: &str = "config";
 
 pub fn check_membership(h: &History, p: &Params) -> CheckResult {
-    let ops = match operations(h, MEMBERSHIP) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+    with_operations(h, MEMBERSHIP, p, check_membership_ops)
+}
+
+/// [`check_membership`] over the history's operations, already paired.
+pub fn check_membership_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     let mut r = CheckResult::new(MEMBERSHIP);
     let Some(heal) = healed_at(h, p) else {
         return CheckResult::unknown(MEMBERSHIP, "the faults never healed: convergence is not required");
     };
     let mut groups: BTreeMap<&str, Vec<&Operation>> = BTreeMap::new();
-    for o in &ops {
+    for o in ops {
         if let Op::Join { group, .. } | Op::Leave { group, .. } | Op::Members { group } = &o.op {
             groups.entry(group).or_default().push(o);
         }
@@ -132,14 +133,15 @@ fn join(s: &BTreeSet<&str>) -> String {
 }
 
 pub fn check_config(h: &History, p: &Params) -> CheckResult {
-    let ops = match operations(h, CONFIG) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+    with_operations(h, CONFIG, p, check_config_ops)
+}
+
+/// [`check_config`] over the history's operations, already paired.
+pub fn check_config_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     let mut r = CheckResult::new(CONFIG);
     let heal = healed_at(h, p);
     let mut keys: BTreeMap<&str, (Vec<&Operation>, Vec<(&Operation, Option<&str>, i64)>)> = BTreeMap::new();
-    for o in &ops {
+    for o in ops {
         match &o.op {
             Op::ConfigSet { key, .. } if o.may_have_happened() => keys.entry(key).or_default().0.push(o),
             Op::ConfigGet { key } => {

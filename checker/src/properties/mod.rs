@@ -27,7 +27,8 @@ pub mod replicas;
 pub mod semaphore;
 pub mod two_phase;
 
-pub use registry::{lookup, names, run, run_all, CheckFn, UnknownChecker, CHECKERS};
+pub use common::{with_operations, OpsCheckFn};
+pub use registry::{lookup, names, run, run_all, run_ops, CheckFn, UnknownChecker, CHECKERS};
 
 /// "acquire lock=/l shared=false": an op, compactly, for reports.
 pub fn describe_op(op: &crate::history::Op) -> String {

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use crate::history::{ClientId, Event, History, Op, OpId, Operation, Time};
 
-use super::common::{describe, last_alive, operations, session_closed_commit, session_end_after, succeeded};
+use super::common::{describe, last_alive, session_closed_commit, session_end_after, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
 use super::Params;
 
@@ -69,11 +69,12 @@ fn holds(h: &History, ops: &[Operation]) -> BTreeMap<String, Vec<Hold>> {
     out
 }
 
-pub fn check(h: &History, _p: &Params) -> CheckResult {
-    let ops = match operations(h, NAME) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+pub fn check(h: &History, p: &Params) -> CheckResult {
+    with_operations(h, NAME, p, check_ops)
+}
+
+/// [`check`] over the history's operations, already paired.
+pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let by_id: BTreeMap<OpId, &Operation> = ops.iter().map(|o| (o.id, o)).collect();
     let all = holds(h, &ops);

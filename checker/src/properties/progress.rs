@@ -7,7 +7,7 @@
 
 use crate::history::{History, Op, Operation, Outcome, Value};
 
-use super::common::operations;
+use super::common::with_operations;
 use super::result::{CheckResult, Violation};
 use super::{healed_at, Params};
 
@@ -24,10 +24,7 @@ fn succeeded(o: &Operation) -> bool {
 }
 
 pub fn check(h: &History, p: &Params) -> CheckResult {
-    match operations(h, NAME) {
-        Ok(ops) => check_ops(h, &ops, p),
-        Err(r) => r,
-    }
+    with_operations(h, NAME, p, check_ops)
 }
 
 /// As [`check`], over the history's already-paired operations.

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use crate::history::{History, Op, Operation, Value};
 
-use super::common::{describe, ok_value, operations, succeeded};
+use super::common::{describe, ok_value, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
 use super::{Delivery, Params};
 
@@ -37,10 +37,11 @@ fn dequeued(o: &Operation) -> Option<Option<&str>> {
 }
 
 pub fn check(h: &History, p: &Params) -> CheckResult {
-    let ops = match operations(h, NAME) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+    with_operations(h, NAME, p, check_ops)
+}
+
+/// [`check`] over the history's operations, already paired.
+pub fn check_ops(_h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let mut queues: BTreeMap<&str, Q> = BTreeMap::new();
     fn q<'a>(qs: &mut BTreeMap<&'a str, Q<'a>>, name: &'a str) {
@@ -52,7 +53,7 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
             priority: BTreeMap::new(),
         });
     }
-    for o in &ops {
+    for o in ops {
         match &o.op {
             Op::Enqueue { queue, item, priority } => {
                 q(&mut queues, queue.as_str());

@@ -1,8 +1,9 @@
 //! Checkers by name, so scenario files can list them.
 
-use crate::history::History;
+use crate::history::{History, Operation};
 use crate::zk_consistency;
 
+use super::common::{with_operations, OpsCheckFn};
 use super::replicas;
 use super::result::CheckResult;
 use super::{barrier, counter, election, fencing, liveness, membership, mutex, queue, two_phase, Params};
@@ -10,23 +11,24 @@ use super::{barrier, counter, election, fencing, liveness, membership, mutex, qu
 /// A checker: a pure function of a history and parameters.
 pub type CheckFn = fn(&History, &Params) -> CheckResult;
 
-/// Every checker, by registry name.
-pub const CHECKERS: &[(&str, CheckFn)] = &[
-    (mutex::NAME, mutex::check),
-    (fencing::NAME, fencing::check),
-    (queue::NAME, queue::check),
-    (election::NAME, election::check),
-    (barrier::NAME, barrier::check),
-    (barrier::DOUBLE, barrier::check_double),
-    (counter::NAME, counter::check),
-    (two_phase::NAME, two_phase::check),
-    (membership::MEMBERSHIP, membership::check_membership),
-    (membership::CONFIG, membership::check_config),
-    (liveness::NAME, liveness::check),
-    (zk_consistency::NAME, zk_consistency::check),
-    (super::progress::NAME, super::progress::check),
-    (super::semaphore::NAME, super::semaphore::check),
-    (replicas::NAME, replicas::check),
+/// Every checker, by registry name, over operations already paired (see
+/// [`run_ops`]): a run pairs its history once for all its checkers.
+pub const CHECKERS: &[(&str, OpsCheckFn)] = &[
+    (mutex::NAME, mutex::check_ops),
+    (fencing::NAME, fencing::check_ops),
+    (queue::NAME, queue::check_ops),
+    (election::NAME, election::check_ops),
+    (barrier::NAME, barrier::check_ops),
+    (barrier::DOUBLE, barrier::check_double_ops),
+    (counter::NAME, counter::check_ops),
+    (two_phase::NAME, two_phase::check_ops),
+    (membership::MEMBERSHIP, membership::check_membership_ops),
+    (membership::CONFIG, membership::check_config_ops),
+    (liveness::NAME, liveness::check_ops),
+    (zk_consistency::NAME, zk_consistency::check_ops),
+    (super::progress::NAME, super::progress::check_ops),
+    (super::semaphore::NAME, super::semaphore::check_ops),
+    (replicas::NAME, |h, _ops, p| replicas::check(h, p)),
 ];
 
 /// A checker name that is not registered.
@@ -43,7 +45,7 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// The checker registered under `name`.
-pub fn lookup(name: &str) -> Result<CheckFn, UnknownChecker> {
+pub fn lookup(name: &str) -> Result<OpsCheckFn, UnknownChecker> {
     CHECKERS
         .iter()
         .find(|(n, _)| *n == name)
@@ -56,10 +58,23 @@ pub fn lookup(name: &str) -> Result<CheckFn, UnknownChecker> {
 
 /// Runs one checker by name.
 pub fn run(name: &str, history: &History, params: &Params) -> Result<CheckResult, UnknownChecker> {
-    Ok(lookup(name)?(history, params))
+    Ok(with_operations(history, name, params, lookup(name)?))
 }
 
-/// Runs the named checkers in order; every name is resolved before any runs.
+/// Runs one checker by name over `history`'s operations, paired by the
+/// caller (`history.operations()`).
+pub fn run_ops(
+    name: &str,
+    history: &History,
+    ops: &[Operation],
+    params: &Params,
+) -> Result<CheckResult, UnknownChecker> {
+    Ok(lookup(name)?(history, ops, params))
+}
+
+/// Runs the named checkers in order; every name is resolved before any
+/// runs. The history is paired once; a malformed one is every checker's
+/// Unknown.
 pub fn run_all<S: AsRef<str>>(
     names: &[S],
     history: &History,
@@ -67,9 +82,15 @@ pub fn run_all<S: AsRef<str>>(
 ) -> Result<Vec<CheckResult>, UnknownChecker> {
     let fs = names
         .iter()
-        .map(|n| lookup(n.as_ref()))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(fs.into_iter().map(|f| f(history, params)).collect())
+        .map(|n| Ok((n.as_ref(), lookup(n.as_ref())?)))
+        .collect::<Result<Vec<_>, UnknownChecker>>()?;
+    Ok(match history.operations() {
+        Ok(ops) => fs.into_iter().map(|(_, f)| f(history, &ops, params)).collect(),
+        Err(e) => fs
+            .into_iter()
+            .map(|(n, _)| CheckResult::unknown(n, format!("malformed history: {e}")))
+            .collect(),
+    })
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use crate::history::{Event, History, Op, Operation, Outcome, Time, TxnRecord, Value};
 
-use super::common::operations;
+use super::common::with_operations;
 use super::result::{CheckResult, Violation};
 use super::Params;
 
@@ -26,10 +26,7 @@ fn permits(h: &History, p: &Params) -> Option<u32> {
 }
 
 pub fn check(h: &History, p: &Params) -> CheckResult {
-    match operations(h, NAME) {
-        Ok(ops) => check_ops(h, &ops, p),
-        Err(r) => r,
-    }
+    with_operations(h, NAME, p, check_ops)
 }
 
 /// As [`check`], over the history's already-paired operations.

@@ -6,22 +6,23 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::history::{History, Op, Operation, Value};
 
-use super::common::{describe, ok_value, operations};
+use super::common::{describe, ok_value, with_operations};
 use super::result::{CheckResult, Violation};
 use super::Params;
 
 pub const NAME: &str = "two-phase-commit";
 
-pub fn check(h: &History, _p: &Params) -> CheckResult {
-    let ops = match operations(h, NAME) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+pub fn check(h: &History, p: &Params) -> CheckResult {
+    with_operations(h, NAME, p, check_ops)
+}
+
+/// [`check`] over the history's operations, already paired.
+pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let mut votes: BTreeMap<&str, Vec<(&Operation, &str, bool)>> = BTreeMap::new();
     let mut decisions: BTreeMap<&str, Vec<(&Operation, bool)>> = BTreeMap::new();
     let mut sites: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for o in &ops {
+    for o in ops {
         match &o.op {
             Op::Vote { txn, site, commit } => {
                 sites.entry(txn).or_default().insert(site);

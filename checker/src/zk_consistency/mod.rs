@@ -35,11 +35,12 @@ pub use tree::DataTree;
 pub const NAME: &str = "zk-consistency";
 
 /// Checks ZooKeeper's consistency model on a history.
-pub fn check(history: &History, _params: &Params) -> CheckResult {
-    let ops = match history.operations() {
-        Ok(ops) => ops,
-        Err(e) => return CheckResult::unknown(NAME, format!("malformed history: {e}")),
-    };
+pub fn check(history: &History, params: &Params) -> CheckResult {
+    crate::properties::with_operations(history, NAME, params, check_ops)
+}
+
+/// [`check`] over the history's operations, already paired.
+pub fn check_ops(history: &History, ops: &[Operation], _params: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let commits = replay::collect_commits(history, &mut r);
     let bound = if commits.is_empty() {

@@ -10,6 +10,7 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use zkdst_scenarios::fuzz::{self, Job, SeedRecord, SeedSet};
 use zkdst_scenarios::junit;
+use zkdst_scenarios::profile::Profile;
 use zkdst_scenarios::store::Store;
 use zkdst_scenarios::{repro_line, RunVerdict};
 
@@ -48,6 +49,10 @@ pub struct FuzzArgs {
     /// Write a JUnit XML report (one testsuite per scenario).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Print where the seeds' wall time went: simulation, pairing,
+    /// stats, each checker, fingerprint.
+    #[arg(long)]
+    pub profile: bool,
 }
 
 /// `zkdst fuzz`.
@@ -63,6 +68,7 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode> {
         no_store,
         shrink,
         junit,
+        profile,
     } = args;
     let range = seeds
         .as_deref()
@@ -109,7 +115,9 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode> {
     let mut failures = 0u64;
     let mut store = (!no_store).then(|| Store::new(store, shrink));
     let mut store_errors = Vec::new();
+    let mut phases = Profile::default();
     let records = fuzz::run_jobs(all_jobs, threads, deadline, |job, o| {
+        phases.add(&o.phases);
         if o.verdict == RunVerdict::Fail {
             failures += 1;
             let line = repro_line(&job.file, &job.scenario, o.seed, &o.plan);
@@ -191,6 +199,9 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode> {
             wall.as_secs_f64(),
             n / wall.as_secs_f64().max(1e-9) * 60.0
         );
+        if profile {
+            print!("{}", phases.render());
+        }
     }
     if !store_errors.is_empty() {
         eprintln!(

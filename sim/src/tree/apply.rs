@@ -15,6 +15,7 @@ use super::data_tree::{DataTree, SPECIAL_PATHS};
 use super::ephemeral::{close_session_order, EphemeralType};
 use super::node::Node;
 use super::txn::{failed_multi, Applied, Trigger, Txn, TxnResult};
+use super::undo::{Journal, Undo};
 
 impl DataTree {
     /// Applies `txn` at `zxid` with the leader's timestamp `time_ms`.
@@ -39,7 +40,10 @@ impl DataTree {
                     .collect();
                 let mut deleted = Vec::new();
                 for path in close_session_order(owned) {
-                    if self.delete_node(&path, zxid, &mut triggers).is_ok() {
+                    if self
+                        .delete_node(&path, zxid, &mut triggers, &mut Journal::off())
+                        .is_ok()
+                    {
                         deleted.push(path);
                     }
                 }
@@ -56,7 +60,7 @@ impl DataTree {
                 Ok(()) => TxnResult::Delete,
                 Err(e) => TxnResult::Error(e),
             },
-            op => match self.apply_op(zxid, time_ms, op, &mut triggers) {
+            op => match self.apply_op(zxid, time_ms, op, &mut triggers, &mut Journal::off()) {
                 Ok(r) => match r {
                     OpResult::Create { path, stat } => TxnResult::Create { path, stat },
                     OpResult::Delete => TxnResult::Delete,
@@ -72,14 +76,14 @@ impl DataTree {
     }
 
     fn apply_multi(&mut self, zxid: Zxid, time_ms: i64, txns: &[Txn], triggers: &mut Vec<Trigger>) -> TxnResult {
-        let before = self.clone();
+        let mut journal = Journal::on();
         let mut results = Vec::with_capacity(txns.len());
         let mut multi_triggers = Vec::new();
         for (index, txn) in txns.iter().enumerate() {
-            match self.apply_op(zxid, time_ms, txn, &mut multi_triggers) {
+            match self.apply_op(zxid, time_ms, txn, &mut multi_triggers, &mut journal) {
                 Ok(r) => results.push(r),
                 Err(error) => {
-                    *self = before;
+                    journal.roll_back(self);
                     return TxnResult::MultiFailed(failed_multi(index, error, txns.len()));
                 }
             }
@@ -95,6 +99,7 @@ impl DataTree {
         time_ms: i64,
         txn: &Txn,
         triggers: &mut Vec<Trigger>,
+        journal: &mut Journal,
     ) -> Result<OpResult, ZkError> {
         match txn {
             Txn::Create {
@@ -103,18 +108,27 @@ impl DataTree {
                 ephemeral_owner,
                 parent_cversion,
             } => {
-                let stat = self.create_node(path, data, *ephemeral_owner, *parent_cversion, zxid, time_ms, triggers)?;
+                let stat = self.create_node(
+                    path,
+                    data,
+                    *ephemeral_owner,
+                    *parent_cversion,
+                    zxid,
+                    time_ms,
+                    triggers,
+                    journal,
+                )?;
                 Ok(OpResult::Create {
                     path: path.clone(),
                     stat,
                 })
             }
             Txn::Delete { path } => {
-                self.delete_node(path, zxid, triggers)?;
+                self.delete_node(path, zxid, triggers, journal)?;
                 Ok(OpResult::Delete)
             }
             Txn::SetData { path, data, version } => {
-                let stat = self.set_data(path, data, *version, zxid, time_ms, triggers)?;
+                let stat = self.set_data(path, data, *version, zxid, time_ms, triggers, journal)?;
                 Ok(OpResult::SetData { stat })
             }
             Txn::Check { .. } => Ok(OpResult::Check),
@@ -133,24 +147,39 @@ impl DataTree {
         zxid: Zxid,
         time_ms: i64,
         triggers: &mut Vec<Trigger>,
+        journal: &mut Journal,
     ) -> Result<Stat, ZkError> {
         validate_path(path, false).map_err(|_| ZkError::BadArguments)?;
         if self.exists(path) {
             return Err(ZkError::NodeExists);
         }
         let parent_path = parent(path);
-        if !self.link_child(parent_path, basename(path), parent_cversion, zxid) {
+        let Some((cversion, pzxid)) = self.node(parent_path).map(|p| (p.cversion, p.pzxid)) else {
             return Err(ZkError::NoNode);
-        }
+        };
+        self.link_child(parent_path, basename(path), parent_cversion, zxid);
+        journal.record(|| Undo::Linked {
+            parent: parent_path.to_string(),
+            name: basename(path).to_string(),
+            cversion,
+            pzxid,
+        });
         let node = Node::new(Arc::from(data), zxid, time_ms, ephemeral_owner);
         let stat = node.stat();
         self.put_node(path, node);
+        journal.record(|| Undo::Node(path.to_string(), None));
         triggers.push(Trigger::new(path, EventType::NodeCreated));
         triggers.push(Trigger::new(parent_path, EventType::NodeChildrenChanged));
         Ok(stat)
     }
 
-    pub(crate) fn delete_node(&mut self, path: &str, zxid: Zxid, triggers: &mut Vec<Trigger>) -> Result<(), ZkError> {
+    pub(crate) fn delete_node(
+        &mut self,
+        path: &str,
+        zxid: Zxid,
+        triggers: &mut Vec<Trigger>,
+        journal: &mut Journal,
+    ) -> Result<(), ZkError> {
         if path == "/" {
             return Err(ZkError::BadArguments);
         }
@@ -158,8 +187,16 @@ impl DataTree {
         if !node.children.is_empty() {
             return Err(ZkError::NotEmpty);
         }
-        self.remove_node(path);
-        self.unlink_child(path, zxid);
+        let removed = self.remove_node(path);
+        journal.record(|| Undo::Node(path.to_string(), removed));
+        if let Some(pzxid) = self.node(parent(path)).map(|p| p.pzxid) {
+            self.unlink_child(path, zxid);
+            journal.record(|| Undo::Unlinked {
+                parent: parent(path).to_string(),
+                name: basename(path).to_string(),
+                pzxid,
+            });
+        }
         triggers.push(Trigger::new(path, EventType::NodeDeleted));
         triggers.push(Trigger::new(parent(path), EventType::NodeChildrenChanged));
         Ok(())
@@ -173,6 +210,7 @@ impl DataTree {
         zxid: Zxid,
         time_ms: i64,
         triggers: &mut Vec<Trigger>,
+        journal: &mut Journal,
     ) -> Result<Stat, ZkError> {
         let mut node = self.node(path).cloned().ok_or(ZkError::NoNode)?;
         node.set_data(Arc::from(data));
@@ -180,7 +218,8 @@ impl DataTree {
         node.mzxid = zxid;
         node.mtime = time_ms;
         let stat = node.stat();
-        self.put_node(path, node);
+        let old = self.put_node(path, node);
+        journal.record(|| Undo::Node(path.to_string(), old));
         triggers.push(Trigger::new(path, EventType::NodeDataChanged));
         Ok(stat)
     }
@@ -188,7 +227,7 @@ impl DataTree {
     /// The checks of `deleteContainer`, then the delete.
     fn delete_container(&mut self, path: &str, zxid: Zxid, triggers: &mut Vec<Trigger>) -> Result<(), ZkError> {
         check_delete_container(self, path)?;
-        self.delete_node(path, zxid, triggers)
+        self.delete_node(path, zxid, triggers, &mut Journal::off())
     }
 }
 
@@ -296,6 +335,49 @@ mod tests {
         assert!(m.triggers.is_empty());
         assert_eq!(t.digest(), before);
         assert_eq!(t.last_zxid(), 5);
+    }
+
+    #[test]
+    fn failed_multi_at_apply_leaves_the_tree_exactly_as_it_was() {
+        // Every kind of change a multi makes, then an op that does not fit:
+        // the journal must undo them all, indexes and counters included.
+        let mut t = DataTree::new();
+        t.apply(1, 0, &create("/p", 1));
+        t.apply(2, 0, &create("/p/a", 1));
+        t.apply(3, 0, &create("/p/b", 2));
+        let eph = |path: &str, counter| Txn::Create {
+            path: path.into(),
+            data: b"e".to_vec(),
+            ephemeral_owner: 0x77,
+            parent_cversion: counter,
+        };
+        t.apply(4, 0, &eph("/p/e", 3));
+        let before = t.clone();
+        let m = t.apply(
+            5,
+            9,
+            &Txn::Multi(vec![
+                eph("/p/c", 4),
+                Txn::SetData {
+                    path: "/p/a".into(),
+                    data: b"new".to_vec(),
+                    version: 1,
+                },
+                Txn::Delete { path: "/p/b".into() },
+                Txn::Delete { path: "/p/e".into() },
+                create("/p/c/x", 1),
+                create("/p/b/x", 1),
+            ]),
+        );
+        assert!(matches!(m.result, TxnResult::MultiFailed(ref e) if e.index == 5 && e.error == ZkError::NoNode));
+        assert!(m.triggers.is_empty());
+        assert_eq!(t.digest(), t.compute_digest());
+        // A failed multi still consumes its zxid; nothing else changed.
+        let mut expected = before.clone();
+        expected.last_zxid = 5;
+        assert_eq!(t, expected);
+        assert_eq!(t.ephemerals(0x77), before.ephemerals(0x77));
+        assert_eq!(t.stat("/p"), before.stat("/p"));
     }
 
     #[test]

@@ -234,15 +234,18 @@ impl DataTree {
     }
 
     /// Inserts or replaces a node. Indexes follow its kind.
-    pub(crate) fn put_node(&mut self, path: &str, node: Node) {
+    /// Returns the node it replaced.
+    pub(crate) fn put_node(&mut self, path: &str, node: Node) -> Option<Node> {
         let new_digest = node.digest(path);
         let kind = node.kind();
-        if let Some(old) = self.nodes.insert(path.to_string(), node) {
+        let old = self.nodes.insert(path.to_string(), node);
+        if let Some(old) = &old {
             self.digest = self.digest.wrapping_sub(old.digest(path));
             self.unindex(path, old.kind());
         }
         self.digest = self.digest.wrapping_add(new_digest);
         self.index(path, kind);
+        old
     }
 
     pub(crate) fn remove_node(&mut self, path: &str) -> Option<Node> {
@@ -317,6 +320,17 @@ impl DataTree {
         let new = parent.digest(parent_path);
         self.digest = self.digest.wrapping_sub(old).wrapping_add(new);
         true
+    }
+
+    /// Changes the node at `path` in place (if there is one), keeping the
+    /// digest up to date. Its kind must not change.
+    pub(crate) fn update_node(&mut self, path: &str, f: impl FnOnce(&mut Node)) {
+        if let Some(node) = self.nodes.get_mut(path) {
+            let old = node.digest(path);
+            f(node);
+            let new = node.digest(path);
+            self.digest = self.digest.wrapping_sub(old).wrapping_add(new);
+        }
     }
 
     /// Removes the child `path` from its parent's children (in place).

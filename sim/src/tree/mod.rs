@@ -18,6 +18,7 @@ mod node;
 mod prep;
 mod request;
 mod txn;
+mod undo;
 mod watch;
 
 #[cfg(test)]
