@@ -4,6 +4,7 @@
 
 mod check;
 pub mod formats;
+pub mod hash;
 pub mod history;
 pub mod linearizability;
 pub mod models;

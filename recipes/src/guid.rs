@@ -29,13 +29,21 @@ pub struct Guid {
 impl Guid {
     /// Parses the text form (exactly [`GUID_LEN`] characters).
     pub fn parse(s: &str) -> Option<Guid> {
-        let hex = s.strip_prefix('g')?;
-        if hex.len() != 32 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        let hex = s.strip_prefix('g')?.as_bytes();
+        if hex.len() != 32 {
             return None;
         }
-        let session = u64::from_str_radix(&hex[..16], 16).ok()? as i64;
-        let counter = u64::from_str_radix(&hex[16..], 16).ok()?;
-        Some(Guid { session, counter })
+        // Sixteen hex digits each, decoded directly (recipes parse every
+        // child name of every listing they read).
+        let word = |digits: &[u8]| {
+            digits
+                .iter()
+                .try_fold(0u64, |v, d| Some(v << 4 | u64::from((*d as char).to_digit(16)?)))
+        };
+        Some(Guid {
+            session: word(&hex[..16])? as i64,
+            counter: word(&hex[16..])?,
+        })
     }
 
     /// The guid at the start of a node name, if there is one.
@@ -112,6 +120,12 @@ mod tests {
             assert_eq!(Guid::parse(&s), Some(g));
         }
         assert_eq!(Guid::parse("g123"), None);
+        // Exactly 32 hex digits: upper case reads as lower, a sign or a
+        // non-ASCII character (32 bytes, fewer characters) does not read.
+        let upper = format!("g{}", "00000000000000AB".repeat(2));
+        assert_eq!(Guid::parse(&upper), Some(Guid { session: 0xab, counter: 0xab }));
+        assert_eq!(Guid::parse(&format!("g+{}", "0".repeat(31))), None);
+        assert_eq!(Guid::parse(&format!("g\u{e9}{}", "0".repeat(30))), None);
         assert_eq!(Guid::parse(&"x".repeat(GUID_LEN)), None);
     }
 

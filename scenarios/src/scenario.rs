@@ -584,10 +584,7 @@ impl Scenario {
 
 /// FNV-1a, 64 bits, as 16 hex digits.
 pub fn short_hash(bytes: &[u8]) -> String {
-    let h = bytes.iter().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ *b as u64).wrapping_mul(0x100000001b3)
-    });
-    format!("{h:016x}")
+    format!("{:016x}", zkdst_checker::hash::fnv1a(bytes))
 }
 
 /// The scenario files shipped in `scenarios/` (next to this crate).

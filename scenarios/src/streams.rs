@@ -15,10 +15,7 @@ fn splitmix(mut z: u64) -> u64 {
 
 /// The 64-bit key of a named stream of `seed`.
 pub fn stream_key(seed: u64, name: &str) -> u64 {
-    let h = name
-        .bytes()
-        .fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
-    splitmix(seed ^ splitmix(h))
+    splitmix(seed ^ splitmix(zkdst_checker::hash::fnv1a(name.as_bytes())))
 }
 
 /// The generator of stream `name` of `seed`.

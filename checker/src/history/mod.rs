@@ -27,7 +27,7 @@ pub type SessionId = i64;
 pub type Zxid = i64;
 
 /// A recorded run.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Hash, Serialize, Deserialize)]
 pub struct History {
     /// Free-form facts about the run: scenario, seed, commit, plan hash, ...
     #[serde(default)]
@@ -36,7 +36,7 @@ pub struct History {
 }
 
 /// One entry of a history, in the order it happened.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// A client started an operation.
@@ -264,25 +264,15 @@ impl History {
         serde_json::from_str(text)
     }
 
-    /// A 64-bit FNV-1a hash of the JSON form, for determinism checks.
+    /// A 64-bit hash of the whole history (meta and events), for
+    /// determinism checks: equal histories hash alike, so a history read
+    /// back from its JSON keeps its fingerprint.
     pub fn fingerprint(&self) -> u64 {
-        /// FNV-1a over the bytes as they are serialized (no buffer).
-        struct Fnv(u64);
-        impl std::io::Write for Fnv {
-            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                for b in buf {
-                    self.0 = (self.0 ^ *b as u64).wrapping_mul(0x100000001b3);
-                }
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let mut h = Fnv(0xcbf29ce484222325);
-        // Serializing our own types to a writer that cannot fail cannot fail.
-        let _ = serde_json::to_writer(&mut h, self);
-        h.0
+        // Hashed as a structure, not as its JSON: writing a long history
+        // as JSON only to hash it cost a tenth of a fuzzed seed.
+        let mut h = crate::hash::Hash64::new();
+        std::hash::Hash::hash(self, &mut h);
+        h.finish()
     }
 }
 
@@ -358,6 +348,39 @@ mod tests {
         let back = History::from_json(&h.to_json()).unwrap();
         assert_eq!(back, h);
         assert_eq!(back.fingerprint(), h.fingerprint());
+    }
+
+    #[test]
+    fn fingerprint_sees_every_change() {
+        let h = sample();
+        let changed = |f: &dyn Fn(&mut History)| {
+            let mut c = h.clone();
+            f(&mut c);
+            assert_ne!(c.fingerprint(), h.fingerprint(), "{c:?}");
+        };
+        changed(&|c| {
+            c.meta.insert("seed".into(), "1".into());
+        });
+        changed(&|c| c.events.truncate(4));
+        changed(&|c| {
+            if let Event::Fault { targets, .. } = &mut c.events[5] {
+                targets[0] = "zk2".into();
+            }
+        });
+        changed(&|c| {
+            if let Event::Complete { zxid, .. } = &mut c.events[1] {
+                *zxid = Some(0x1_0000_0003);
+            }
+        });
+        // Field boundaries count: the same bytes split differently differ.
+        changed(&|c| {
+            c.meta.insert("ab".into(), "c".into());
+        });
+        let mut a = h.clone();
+        a.meta.insert("ab".into(), "c".into());
+        let mut b = h.clone();
+        b.meta.insert("a".into(), "bc".into());
+        assert_ne!(a.fingerprint(), b.fingerprint());
     }
 
     #[test]

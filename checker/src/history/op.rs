@@ -7,7 +7,7 @@ use super::{Data, SessionId, Zxid};
 /// An operation a client invoked: a ZooKeeper call, a recipe-level action,
 /// or an operation on a generic object (register, key/value) from a
 /// third-party history.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "f", rename_all = "snake_case")]
 pub enum Op {
     // --- ZooKeeper calls ---
@@ -258,7 +258,7 @@ impl CreateModeRecord {
 }
 
 /// How an operation ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Outcome {
     /// The operation took effect (or, for a read, observed) with this result.
@@ -274,7 +274,7 @@ pub enum Outcome {
 }
 
 /// A returned value.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Value {
     Unit,
@@ -341,7 +341,7 @@ pub enum Value {
 }
 
 /// One op's result inside a multi.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum MultiOpResult {
     Create {
@@ -377,7 +377,7 @@ pub struct StatRecord {
 }
 
 /// A committed transaction, as a history records it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TxnRecord {
     CreateSession {

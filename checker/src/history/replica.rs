@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The finding an `Event::Replica` records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReplicaCheck {
     /// At `zxid` the server applied a different txn than the canonical

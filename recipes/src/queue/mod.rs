@@ -167,7 +167,7 @@ impl<C: ZkClient, R: Runtime> Queue<C, R> {
     pub async fn len(&self) -> RecipeResult<usize> {
         let ctx = &self.ctx;
         match ctx.retry(|| ctx.client().get_children(&self.layout.items)).await {
-            Ok((c, _)) => Ok(c.iter().filter(|n| ItemName::parse(n).is_some()).count()),
+            Ok((c, _)) => Ok(c.iter().filter(|n| ItemName::is_item(n)).count()),
             Err(RecipeError::Zk(ZkError::NoNode)) => Ok(0),
             Err(e) => Err(e),
         }

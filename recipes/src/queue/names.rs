@@ -28,6 +28,23 @@ impl ItemName {
     }
 
     pub fn parse(name: &str) -> Option<ItemName> {
+        let (priority, guid, sequence) = Self::fields(name)?;
+        Some(ItemName {
+            name: name.to_string(),
+            priority,
+            guid,
+            sequence,
+        })
+    }
+
+    /// True if `name` is an item's name (what [`ItemName::parse`] accepts,
+    /// without building one).
+    pub fn is_item(name: &str) -> bool {
+        Self::fields(name).is_some()
+    }
+
+    /// Priority, guid and sequence of an item name.
+    fn fields(name: &str) -> Option<(i32, Guid, i32)> {
         let rest = name.strip_prefix('p')?;
         let digits = rest.get(..10)?;
         if !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -37,12 +54,7 @@ impl ItemName {
         let rest = rest[10..].strip_prefix('-')?;
         let guid = Guid::at_start_of(rest)?;
         let seq = rest[GUID_LEN..].strip_prefix("-item-")?;
-        Some(ItemName {
-            name: name.to_string(),
-            priority,
-            guid,
-            sequence: sequence_after_prefix(seq, "")?,
-        })
+        Some((priority, guid, sequence_after_prefix(seq, "")?))
     }
 
     /// Parses the item names among `names`, in dequeue order: priority,

@@ -70,28 +70,48 @@ pub fn validate_path(path: &str, sequential: bool) -> Result<(), PathError> {
     if path.ends_with('/') {
         return err(PathProblem::TrailingSlash);
     }
-    let chars: Vec<char> = path.chars().collect();
-    let mut last = '/';
-    for i in 1..chars.len() {
-        let c = chars[i];
-        if c == '\0' {
-            return err(PathProblem::BadCharacter { at: i, ch: c });
-        } else if c == '/' && last == '/' {
-            return err(PathProblem::EmptyComponent { at: i });
-        } else if c == '.' && last == '.' {
-            // `..` as a whole component
-            if chars[i - 2] == '/' && (i + 1 == chars.len() || chars[i + 1] == '/') {
-                return err(PathProblem::RelativeComponent { at: i });
+    // One pass over the bytes, no allocation (this runs on every request
+    // a simulated client sends and server prepares). `/`, `.` and NUL are
+    // ASCII and never part of a multi-byte character, so only those
+    // characters are decoded; `at` counts characters, as Java's index does
+    // for the BMP, and is counted only for an error.
+    let bytes = path.as_bytes();
+    let at = |i: usize| path[..i].chars().count();
+    // The two bytes before the current one; a multi-byte character counts
+    // as one, neither `/` nor `.`.
+    let (mut last2, mut last) = (0u8, b'/');
+    let mut i = 1;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !b.is_ascii() {
+            let c = path[i..].chars().next().unwrap_or('\u{fffd}');
+            if is_forbidden(c) {
+                return err(PathProblem::BadCharacter { at: at(i), ch: c });
             }
-        } else if c == '.' {
-            // `.` as a whole component
-            if chars[i - 1] == '/' && (i + 1 == chars.len() || chars[i + 1] == '/') {
-                return err(PathProblem::RelativeComponent { at: i });
-            }
-        } else if is_forbidden(c) {
-            return err(PathProblem::BadCharacter { at: i, ch: c });
+            (last2, last) = (last, 0x80);
+            i += c.len_utf8();
+            continue;
         }
-        last = c;
+        let component_ends = i + 1 == bytes.len() || bytes[i + 1] == b'/';
+        if b == 0 {
+            return err(PathProblem::BadCharacter { at: at(i), ch: '\0' });
+        } else if b == b'/' && last == b'/' {
+            return err(PathProblem::EmptyComponent { at: at(i) });
+        } else if b == b'.' && last == b'.' {
+            // `..` as a whole component
+            if last2 == b'/' && component_ends {
+                return err(PathProblem::RelativeComponent { at: at(i) });
+            }
+        } else if b == b'.' {
+            // `.` as a whole component
+            if last == b'/' && component_ends {
+                return err(PathProblem::RelativeComponent { at: at(i) });
+            }
+        } else if is_forbidden(char::from(b)) {
+            return err(PathProblem::BadCharacter { at: at(i), ch: char::from(b) });
+        }
+        (last2, last) = (last, b);
+        i += 1;
     }
     Ok(())
 }
@@ -167,7 +187,53 @@ pub fn sequence_of(name: &str) -> Option<i32> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// The earlier, index-based form of `validate_path`'s loop (on a path
+    /// that starts with `/`, is longer than one character and does not end
+    /// with one): the oracle for the one-pass version.
+    fn reference(path: &str) -> Result<(), PathProblem> {
+        let chars: Vec<char> = path.chars().collect();
+        let mut last = '/';
+        for i in 1..chars.len() {
+            let c = chars[i];
+            if c == '\0' {
+                return Err(PathProblem::BadCharacter { at: i, ch: c });
+            } else if c == '/' && last == '/' {
+                return Err(PathProblem::EmptyComponent { at: i });
+            } else if c == '.' && last == '.' {
+                if chars[i - 2] == '/' && (i + 1 == chars.len() || chars[i + 1] == '/') {
+                    return Err(PathProblem::RelativeComponent { at: i });
+                }
+            } else if c == '.' {
+                if chars[i - 1] == '/' && (i + 1 == chars.len() || chars[i + 1] == '/') {
+                    return Err(PathProblem::RelativeComponent { at: i });
+                }
+            } else if is_forbidden(c) {
+                return Err(PathProblem::BadCharacter { at: i, ch: c });
+            }
+            last = c;
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+        #[test]
+        fn one_pass_agrees_with_the_reference(
+            parts in proptest::collection::vec(
+                prop_oneof![Just("/"), Just("."), Just(".."), Just("a"), Just("\0"), Just("\u{1}"),
+                            Just("\u{7f}"), Just("\u{e000}"), Just("\u{1F600}"), Just("é")],
+                0..12,
+            ),
+            tail in prop_oneof![Just("a"), Just("."), Just(".."), Just("\0"), Just("\u{1}"), Just("\u{1F600}")],
+        ) {
+            let path = format!("/{}{tail}", parts.concat());
+            prop_assert_eq!(validate_path(&path, false).map_err(|e| e.reason), reference(&path));
+        }
+    }
 
     #[test]
     fn accepts_what_zookeeper_accepts() {
