@@ -123,7 +123,13 @@ mod tests {
         // Exactly 32 hex digits: upper case reads as lower, a sign or a
         // non-ASCII character (32 bytes, fewer characters) does not read.
         let upper = format!("g{}", "00000000000000AB".repeat(2));
-        assert_eq!(Guid::parse(&upper), Some(Guid { session: 0xab, counter: 0xab }));
+        assert_eq!(
+            Guid::parse(&upper),
+            Some(Guid {
+                session: 0xab,
+                counter: 0xab
+            })
+        );
         assert_eq!(Guid::parse(&format!("g+{}", "0".repeat(31))), None);
         assert_eq!(Guid::parse(&format!("g\u{e9}{}", "0".repeat(30))), None);
         assert_eq!(Guid::parse(&"x".repeat(GUID_LEN)), None);

@@ -104,8 +104,27 @@ pub fn session_end_after(h: &History, client: ClientId, session: Option<SessionI
         .min()
 }
 
+/// A sign of life of its session: an Ok reply to an op that talks to
+/// ZooKeeper. Replies from the protected resource (fenced writes, leader
+/// actions) say nothing about the ZooKeeper session.
+pub fn shows_session_alive(o: &Operation) -> bool {
+    let talks_to_zk = !matches!(
+        o.op,
+        Op::FencedWrite { .. } | Op::LeaderAct { .. } | Op::LeadershipLost { .. }
+    );
+    talks_to_zk && matches!(o.outcome, Some(Outcome::Ok { .. }))
+}
+
+/// A session state that means the session was connected.
+pub fn is_connected_state(state: &str) -> bool {
+    state.to_ascii_lowercase().starts_with("connected")
+}
+
 /// The last sign that a session was alive before `before`: an Ok reply to
-/// one of its ops, or a connected event. At least `floor`.
+/// one of its ops, or a connected event. At least `floor`. (Scans the
+/// history: checkers asking per operation use `SessionIndex::last_alive`;
+/// this scan is its test oracle.)
+#[cfg(test)]
 pub fn last_alive(
     h: &History,
     ops: &[Operation],
@@ -115,17 +134,9 @@ pub fn last_alive(
     before: Time,
 ) -> Time {
     let same = |c: ClientId, s: Option<SessionId>| c == client && (session.is_none() || s == session);
-    // Replies from the protected resource (fenced writes, leader actions) say
-    // nothing about the ZooKeeper session.
-    let talks_to_zk = |op: &Op| {
-        !matches!(
-            op,
-            Op::FencedWrite { .. } | Op::LeaderAct { .. } | Op::LeadershipLost { .. }
-        )
-    };
     let from_ops = ops
         .iter()
-        .filter(|o| same(o.client, o.session) && talks_to_zk(&o.op) && matches!(o.outcome, Some(Outcome::Ok { .. })))
+        .filter(|o| same(o.client, o.session) && shows_session_alive(o))
         .filter_map(|o| o.completed)
         .filter(|t| *t < before);
     let from_events = h.events.iter().filter_map(|e| match e {
@@ -135,7 +146,7 @@ pub fn last_alive(
             session: s,
             state,
             ..
-        } if same(*c, Some(*s)) && state.to_ascii_lowercase().starts_with("connected") && *time < before => Some(*time),
+        } if same(*c, Some(*s)) && is_connected_state(state) && *time < before => Some(*time),
         _ => None,
     });
     from_ops.chain(from_events).fold(floor, Time::max)

@@ -25,6 +25,7 @@ pub mod queue;
 pub mod registry;
 pub mod replicas;
 pub mod semaphore;
+mod sessions;
 pub mod two_phase;
 
 pub use common::{with_operations, OpsCheckFn};

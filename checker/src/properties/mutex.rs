@@ -14,8 +14,9 @@ use std::collections::BTreeMap;
 
 use crate::history::{ClientId, Event, History, Op, OpId, Operation, Time};
 
-use super::common::{describe, last_alive, session_closed_commit, session_end_after, succeeded, with_operations};
+use super::common::{describe, is_connected_state, is_session_end, shows_session_alive, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
+use super::sessions::SessionIndex;
 use super::Params;
 
 pub const NAME: &str = "mutex";
@@ -32,6 +33,14 @@ struct Hold {
 }
 
 fn holds(h: &History, ops: &[Operation]) -> BTreeMap<String, Vec<Hold>> {
+    let sessions = SessionIndex::new(h, ops);
+    // Each client's releases of each lock, in the order of `ops`.
+    let mut releases: BTreeMap<(ClientId, &str), Vec<&Operation>> = BTreeMap::new();
+    for r in ops {
+        if let Op::Release { lock } = &r.op {
+            releases.entry((r.client, lock.as_str())).or_default().push(r);
+        }
+    }
     let mut out: BTreeMap<String, Vec<Hold>> = BTreeMap::new();
     for a in ops {
         let Op::Acquire { lock, shared } = &a.op else {
@@ -40,20 +49,24 @@ fn holds(h: &History, ops: &[Operation]) -> BTreeMap<String, Vec<Hold>> {
         let (true, Some(start)) = (succeeded(a), a.completed) else {
             continue;
         };
-        let release = ops.iter().find(|r| {
-            r.client == a.client && r.invoked >= start && matches!(&r.op, Op::Release { lock: l } if l == lock)
-        });
+        let release = releases
+            .get(&(a.client, lock.as_str()))
+            .and_then(|rs| rs.iter().find(|r| r.invoked >= start))
+            .copied();
         let mut end = release.map_or(Time::MAX, |r| r.invoked);
         let mut why_end = release.map_or_else(
             || "still held at the end".to_string(),
             |r| format!("release op {} invoked", r.id),
         );
-        if let Some(tc) = session_closed_commit(h, a.session, a.invoked).filter(|tc| *tc < end) {
+        if let Some(tc) = sessions.closed_commit(a.session, a.invoked).filter(|tc| *tc < end) {
             end = tc.max(start);
             why_end = format!("its session's CloseSession committed at {}", ms(tc));
         }
-        if let Some(te) = session_end_after(h, a.client, a.session, start).filter(|te| *te < end) {
-            end = last_alive(h, ops, a.client, a.session, start, te);
+        if let Some(te) = sessions
+            .end_after(a.client, a.session, start, is_session_end)
+            .filter(|te| *te < end)
+        {
+            end = sessions.last_alive(a.client, a.session, start, te, shows_session_alive, is_connected_state);
             why_end = format!("session ended (seen at {}); last sign of life", ms(te));
         }
         out.entry(lock.clone()).or_default().push(Hold {
@@ -132,6 +145,33 @@ pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
 /// events delivered between a release's invocation and the next acquire's
 /// completion on the same lock (for path-named locks, only events under it).
 fn herd(h: &History, ops: &[Operation], r: &mut CheckResult) {
+    // Completions of successful acquires per lock, and the relevant watch
+    // events, each sorted by time once (not scanned per release).
+    let mut acquired: BTreeMap<&str, Vec<Time>> = BTreeMap::new();
+    for a in ops {
+        if let (Op::Acquire { lock, .. }, true, Some(t)) = (&a.op, succeeded(a), a.completed) {
+            acquired.entry(lock.as_str()).or_default().push(t);
+        }
+    }
+    for v in acquired.values_mut() {
+        v.sort_unstable();
+    }
+    let mut events: Vec<(Time, Option<&str>)> = h
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Watch { time, event, path, .. } => {
+                let kind = event.to_ascii_lowercase();
+                let relevant = kind.contains("nodedeleted")
+                    || kind.contains("nodechildrenchanged")
+                    || kind == "deleted"
+                    || kind == "children_changed";
+                relevant.then_some((*time, path.as_deref()))
+            }
+            _ => None,
+        })
+        .collect();
+    events.sort_by_key(|e| e.0);
     let (mut releases, mut notified) = (0usize, 0usize);
     for rel in ops {
         let Op::Release { lock } = &rel.op else {
@@ -140,29 +180,15 @@ fn herd(h: &History, ops: &[Operation], r: &mut CheckResult) {
         if !succeeded(rel) {
             continue;
         }
-        let next = ops
-            .iter()
-            .filter(|a| matches!(&a.op, Op::Acquire { lock: l, .. } if l == lock) && succeeded(a))
-            .filter_map(|a| a.completed)
-            .filter(|t| *t >= rel.invoked)
-            .min();
-        let Some(until) = next else { continue };
+        let next = acquired
+            .get(lock.as_str())
+            .and_then(|ts| ts.get(ts.partition_point(|t| *t < rel.invoked)));
+        let Some(&until) = next else { continue };
         releases += 1;
-        notified += h
-            .events
+        let window = &events[events.partition_point(|e| e.0 < rel.invoked)..events.partition_point(|e| e.0 <= until)];
+        notified += window
             .iter()
-            .filter(|e| match e {
-                Event::Watch { time, event, path, .. } => {
-                    let kind = event.to_ascii_lowercase();
-                    let relevant = kind.contains("nodedeleted")
-                        || kind.contains("nodechildrenchanged")
-                        || kind == "deleted"
-                        || kind == "children_changed";
-                    let under = !lock.starts_with('/') || path.as_deref().is_none_or(|p| p.starts_with(lock.as_str()));
-                    relevant && under && *time >= rel.invoked && *time <= until
-                }
-                _ => false,
-            })
+            .filter(|(_, path)| !lock.starts_with('/') || path.is_none_or(|p| p.starts_with(lock.as_str())))
             .count();
     }
     if releases > 0 {

@@ -5,10 +5,13 @@
 //! when the client only later noticed an expiry, its session's last sign
 //! of life before that.
 
-use crate::history::{Event, History, Op, Operation, Outcome, Time, TxnRecord, Value};
+use std::collections::BTreeMap;
+
+use crate::history::{ClientId, History, Op, Operation, Outcome, Time, Value};
 
 use super::common::with_operations;
 use super::result::{CheckResult, Violation};
+use super::sessions::SessionIndex;
 use super::Params;
 
 pub const NAME: &str = "semaphore";
@@ -36,27 +39,40 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         r.undecided("the number of permits is unknown (params.permits, or the history's meta \"permits\")");
         return r;
     };
+    let sessions = SessionIndex::new(h, ops);
+    // Each client's returns of each semaphore, in the order of `ops`.
+    let mut returns: BTreeMap<(ClientId, &str), Vec<&Operation>> = BTreeMap::new();
+    for x in ops {
+        if let Op::Returned { semaphore } = &x.op {
+            returns.entry((x.client, semaphore.as_str())).or_default().push(x);
+        }
+    }
     let mut edges: Vec<(Time, i32, u64)> = Vec::new();
     for a in ops {
         let Op::Acquired { semaphore } = &a.op else { continue };
         let (true, Some(start)) = (succeeded(a), a.completed) else {
             continue;
         };
-        let ret = ops
-            .iter()
-            .filter(|x| x.client == a.client && x.invoked >= start)
-            .find(|x| matches!(&x.op, Op::Returned { semaphore: s } if s == semaphore));
+        let ret = returns
+            .get(&(a.client, semaphore.as_str()))
+            .and_then(|rs| rs.iter().find(|x| x.invoked >= start));
         let mut end = ret.map_or(Time::MAX, |x| x.invoked);
         // The server ended the session (its ephemeral lease node went with
         // it) at the commit of its CloseSession, whenever the client noticed.
-        if let Some(tc) = session_closed_commit(h, a, start) {
+        if let Some(tc) = sessions.closed_commit(a.session, start) {
             end = end.min(tc.max(start));
         }
-        if let Some(te) = session_end(h, a, start).filter(|te| *te < end) {
+        let ended = |state: &str| state == "expired" || state == "closed";
+        let seen_end = a
+            .session
+            .and_then(|_| sessions.end_after(a.client, a.session, start, ended));
+        if let Some(te) = seen_end.filter(|te| *te < end) {
             // The server may have expired the session well before the
             // client noticed: the hold is definite only up to the
             // session's last sign of life.
-            end = last_alive(h, ops, a, start, te);
+            end = sessions.last_alive(a.client, a.session, start, te, succeeded, |state| {
+                state.starts_with("connected")
+            });
         }
         if end > start {
             edges.push((start, 1, a.id));
@@ -85,61 +101,6 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     }
     r.figure("max_concurrent_leases", worst as f64);
     r
-}
-
-fn session_end(h: &History, o: &Operation, after: Time) -> Option<Time> {
-    h.events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Session {
-                time,
-                client,
-                session,
-                state,
-                ..
-            } if *client == o.client
-                && Some(*session) == o.session
-                && (state == "expired" || state == "closed")
-                && *time > after =>
-            {
-                Some(*time)
-            }
-            _ => None,
-        })
-        .min()
-}
-
-fn session_closed_commit(h: &History, o: &Operation, after: Time) -> Option<Time> {
-    let s = o.session?;
-    h.events.iter().find_map(|e| match e {
-        Event::Commit {
-            time,
-            txn: TxnRecord::CloseSession { session, .. },
-            ..
-        } if *session == s && *time >= after => Some(*time),
-        _ => None,
-    })
-}
-
-fn last_alive(h: &History, ops: &[Operation], a: &Operation, floor: Time, before: Time) -> Time {
-    let from_ops = ops
-        .iter()
-        .filter(|o| o.client == a.client && o.session == a.session && succeeded(o))
-        .filter_map(|o| o.completed)
-        .filter(|t| *t < before);
-    let from_events = h.events.iter().filter_map(|e| match e {
-        Event::Session {
-            time,
-            client,
-            session,
-            state,
-            ..
-        } if *client == a.client && Some(*session) == a.session && state.starts_with("connected") && *time < before => {
-            Some(*time)
-        }
-        _ => None,
-    });
-    from_ops.chain(from_events).fold(floor, Time::max)
 }
 
 #[cfg(test)]

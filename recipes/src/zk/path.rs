@@ -108,7 +108,10 @@ pub fn validate_path(path: &str, sequential: bool) -> Result<(), PathError> {
                 return err(PathProblem::RelativeComponent { at: at(i) });
             }
         } else if is_forbidden(char::from(b)) {
-            return err(PathProblem::BadCharacter { at: at(i), ch: char::from(b) });
+            return err(PathProblem::BadCharacter {
+                at: at(i),
+                ch: char::from(b),
+            });
         }
         (last2, last) = (last, b);
         i += 1;
