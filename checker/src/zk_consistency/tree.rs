@@ -4,8 +4,11 @@
 //! versions (-1 = any), check, all-or-nothing multi, and sessions ending
 //! (their ephemerals deleted in one txn). Times (ctime/mtime) and ACLs are
 //! not modelled.
+//!
+//! Persistent maps (`im`): the replay tries each write on a copy of the
+//! tree, so a copy must cost O(1), not O(nodes).
 
-use std::collections::{BTreeMap, BTreeSet};
+use im::{OrdMap, OrdSet};
 
 use crate::history::{CreateModeRecord, Data, MultiOpResult, Op, SessionId, StatRecord, TxnRecord, Value, Zxid};
 
@@ -22,7 +25,7 @@ pub struct Node {
     /// The parent's internal counter of child creations (names sequential
     /// children; never decremented).
     pub child_creates: i32,
-    pub children: BTreeSet<String>,
+    pub children: OrdSet<String>,
 }
 
 impl Node {
@@ -35,7 +38,7 @@ impl Node {
             version: 0,
             ephemeral_owner,
             child_creates: 0,
-            children: BTreeSet::new(),
+            children: OrdSet::new(),
         }
     }
 
@@ -86,12 +89,12 @@ pub mod code {
 /// The data tree. Starts with the root only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataTree {
-    nodes: BTreeMap<String, Node>,
+    nodes: OrdMap<String, Node>,
 }
 
 impl Default for DataTree {
     fn default() -> Self {
-        let mut nodes = BTreeMap::new();
+        let mut nodes = OrdMap::new();
         nodes.insert("/".to_string(), Node::new(Data::default(), 0, 0));
         DataTree { nodes }
     }
