@@ -26,6 +26,23 @@ pub struct Guid {
     pub counter: u64,
 }
 
+/// The value of each hex digit (either case); 0xff for other bytes.
+const HEX: [u8; 256] = {
+    let mut t = [0xff; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
 impl Guid {
     /// Parses the text form (exactly [`GUID_LEN`] characters).
     pub fn parse(s: &str) -> Option<Guid> {
@@ -36,9 +53,10 @@ impl Guid {
         // Sixteen hex digits each, decoded directly (recipes parse every
         // child name of every listing they read).
         let word = |digits: &[u8]| {
-            digits
-                .iter()
-                .try_fold(0u64, |v, d| Some(v << 4 | u64::from((*d as char).to_digit(16)?)))
+            digits.iter().try_fold(0u64, |v, d| {
+                let x = HEX[usize::from(*d)];
+                (x < 16).then_some(v << 4 | u64::from(x))
+            })
         };
         Some(Guid {
             session: word(&hex[..16])? as i64,

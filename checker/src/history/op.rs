@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Data, SessionId, Zxid};
+use super::{Data, Names, SessionId, Zxid};
 
 /// An operation a client invoked: a ZooKeeper call, a recipe-level action,
 /// or an operation on a generic object (register, key/value) from a
@@ -298,7 +298,7 @@ pub enum Value {
         stat: StatRecord,
     },
     Children {
-        children: Vec<String>,
+        children: Names,
         stat: StatRecord,
     },
     Multi {
@@ -311,7 +311,7 @@ pub enum Value {
     /// A multiRead's getChildren result: names only (ZooKeeper's
     /// GetChildrenResult has no Stat), sorted.
     ChildNames {
-        children: Vec<String>,
+        children: Names,
     },
     Int {
         value: i64,

@@ -190,14 +190,14 @@ pub fn short_value(v: &Value) -> String {
         Value::Stat { stat: None } => "no node".into(),
         Value::Data { data, stat } => format!("data {data} ({})", st(stat)),
         Value::Children { children, .. } => {
-            let mut c = children.clone();
+            let mut c = children.to_vec();
             c.sort();
             format!("children [{}]", c.join(", "))
         }
         Value::Multi { results } => format!("multi ok ({} results)", results.len()),
         Value::Reads { results } => format!("[{}]", results.iter().map(short_value).collect::<Vec<_>>().join("; ")),
         Value::ChildNames { children } => {
-            let mut c = children.clone();
+            let mut c = children.to_vec();
             c.sort();
             format!("children [{}]", c.join(", "))
         }
@@ -327,7 +327,7 @@ mod tests {
             results: vec![
                 first,
                 Value::ChildNames {
-                    children: vec!["zookeeper".into(), "a".into()],
+                    children: vec!["zookeeper".to_string(), "a".into()].into(),
                 },
                 Value::Data {
                     data: Data(Vec::new()),
@@ -353,11 +353,11 @@ mod tests {
     #[test]
     fn children_order_is_ignored_and_root_zookeeper_filtered() {
         let e = Value::Children {
-            children: vec!["a".into(), "b".into()],
+            children: vec!["a".to_string(), "b".into()].into(),
             stat: StatRecord::default(),
         };
         let r = Value::Children {
-            children: vec!["b".into(), "zookeeper".into(), "a".into()],
+            children: vec!["b".to_string(), "zookeeper".into(), "a".into()].into(),
             stat: StatRecord {
                 num_children: 3,
                 ..Default::default()

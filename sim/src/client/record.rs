@@ -136,7 +136,9 @@ fn read_result(r: &ReadResult) -> Value {
         ReadResult::Children { children } => {
             let mut children = children.clone();
             children.sort();
-            Value::ChildNames { children }
+            Value::ChildNames {
+                children: children.into(),
+            }
         }
         ReadResult::Error(e) => Value::Error {
             code: e.name().into(),
@@ -184,7 +186,7 @@ pub fn outcome_of(r: &Result<(Response, Zxid), ZkError>) -> (Outcome, Option<Zxi
                     // Order is unspecified: record a canonical (sorted) form.
                     children.sort();
                     Value::Children {
-                        children,
+                        children: children.into(),
                         stat: stat_record(stat),
                     }
                 }
