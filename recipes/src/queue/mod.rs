@@ -173,6 +173,16 @@ impl<C: ZkClient, R: Runtime> Queue<C, R> {
         }
     }
 
+    /// The backlog as one `exists` sees it: the item directory's
+    /// numChildren (items, claimed or not, and anything else stored
+    /// there). For pacing producers: it costs one small reply, where
+    /// [`Queue::len`] lists every item.
+    pub async fn backlog(&self) -> RecipeResult<usize> {
+        let ctx = &self.ctx;
+        let stat = ctx.retry(|| ctx.client().exists(&self.layout.items)).await?;
+        Ok(stat.map_or(0, |s| usize::try_from(s.num_children).unwrap_or(0)))
+    }
+
     pub async fn is_empty(&self) -> RecipeResult<bool> {
         Ok(self.len().await? == 0)
     }

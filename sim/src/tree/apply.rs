@@ -92,6 +92,19 @@ impl DataTree {
         TxnResult::Multi(results)
     }
 
+    /// Applies one op of a multi being prepared, journaling what undoes it
+    /// (`prep` tries a multi's ops on the speculative tree itself, then
+    /// rolls them back). Triggers are dropped.
+    pub(super) fn apply_journaled(
+        &mut self,
+        zxid: Zxid,
+        time_ms: i64,
+        txn: &Txn,
+        journal: &mut Journal,
+    ) -> Result<(), ZkError> {
+        self.apply_op(zxid, time_ms, txn, &mut Vec::new(), journal).map(drop)
+    }
+
     /// One op of a multi, or a plain create/delete/setData/check.
     fn apply_op(
         &mut self,

@@ -4,13 +4,14 @@
 //! still consumes a zxid, as ZooKeeper's `ErrorTxn` does.
 
 use zkdst_recipes::zk::path::parent;
-use zkdst_recipes::zk::{validate_path, CreateMode, Op, SessionId, ZkError, ANY_VERSION};
+use zkdst_recipes::zk::{validate_path, CreateMode, Op, SessionId, ZkError, Zxid, ANY_VERSION};
 
 use super::apply::check_delete_container;
 use super::data_tree::{DataTree, SPECIAL_PATHS};
 use super::ephemeral::EphemeralType;
 use super::request::WriteRequest;
-use super::txn::{Txn, TxnResult};
+use super::txn::Txn;
+use super::undo::Journal;
 
 /// Server settings that change how requests are decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +37,9 @@ impl Default for PrepConfig {
 
 /// Decides the txn for `req` from `session` against the speculative `tree`.
 /// `now_ms` is the leader's clock (the txn's timestamp).
-pub fn prep(tree: &DataTree, session: SessionId, req: &WriteRequest, now_ms: i64, cfg: &PrepConfig) -> Txn {
+///
+/// `tree` is left as it was: a multi's ops are tried on it and undone.
+pub fn prep(tree: &mut DataTree, session: SessionId, req: &WriteRequest, now_ms: i64, cfg: &PrepConfig) -> Txn {
     let decided = match req {
         WriteRequest::Create { path, data, mode } => prep_create(tree, session, path, data, *mode, cfg),
         WriteRequest::Delete { path, version } => prep_delete(tree, session, path, *version, cfg),
@@ -188,21 +191,39 @@ fn prep_check(tree: &DataTree, session: SessionId, path: &str, version: i32, cfg
 /// Multi: each op is prepped against a scratch copy that already has the
 /// earlier ops applied; the first failure makes the whole multi a
 /// `Txn::MultiError` (nothing applied).
-fn prep_multi(tree: &DataTree, session: SessionId, ops: &[Op], now_ms: i64, cfg: &PrepConfig) -> Txn {
-    let mut scratch = tree.clone();
+fn prep_multi(tree: &mut DataTree, session: SessionId, ops: &[Op], now_ms: i64, cfg: &PrepConfig) -> Txn {
+    // Each op is decided against the tree as the ops before it left it
+    // (intra-multi visibility), so they are applied as they are decided —
+    // to the tree itself, journaled and undone at the end: a copy of the
+    // tree would copy every map node the ops touch.
     let zxid = tree.last_zxid().wrapping_add(1);
+    let mut journal = Journal::on();
+    let txn = prep_ops(tree, &mut journal, zxid, session, ops, now_ms, cfg);
+    journal.roll_back(tree);
+    txn
+}
+
+fn prep_ops(
+    tree: &mut DataTree,
+    journal: &mut Journal,
+    zxid: Zxid,
+    session: SessionId,
+    ops: &[Op],
+    now_ms: i64,
+    cfg: &PrepConfig,
+) -> Txn {
     let mut txns = Vec::with_capacity(ops.len());
     for (index, op) in ops.iter().enumerate() {
         let decided = match op {
-            Op::Create { path, data, mode } => prep_create(&scratch, session, path, data, *mode, cfg),
-            Op::Delete { path, version } => prep_delete(&scratch, session, path, *version, cfg),
-            Op::SetData { path, data, version } => prep_set_data(&scratch, session, path, data, *version, cfg),
-            Op::Check { path, version } => prep_check(&scratch, session, path, *version, cfg),
+            Op::Create { path, data, mode } => prep_create(tree, session, path, data, *mode, cfg),
+            Op::Delete { path, version } => prep_delete(tree, session, path, *version, cfg),
+            Op::SetData { path, data, version } => prep_set_data(tree, session, path, data, *version, cfg),
+            Op::Check { path, version } => prep_check(tree, session, path, *version, cfg),
         };
         let failure = match decided {
-            Ok(txn) => match scratch.apply(zxid, now_ms, &txn).result {
-                TxnResult::Error(e) => Some(e),
-                _ => {
+            Ok(txn) => match tree.apply_journaled(zxid, now_ms, &txn, journal) {
+                Err(e) => Some(e),
+                Ok(()) => {
                     txns.push(txn);
                     None
                 }

@@ -26,7 +26,12 @@ impl Server {
     /// Preps and applies at the next zxid; the time is 10 ms per zxid.
     pub fn run(&mut self, session: SessionId, req: WriteRequest) -> Applied {
         let zxid = self.tree.last_zxid() + 1;
-        let txn = prep(&self.tree, session, &req, zxid * 10, &self.cfg);
+        let before = self.tree.clone();
+        let txn = prep(&mut self.tree, session, &req, zxid * 10, &self.cfg);
+        // prep leaves the tree exactly as it found it (a multi is tried on
+        // it and undone).
+        assert_eq!(self.tree, before, "prep changed the tree");
+        assert_eq!(self.tree.digest(), self.tree.compute_digest());
         self.log.push(txn.clone());
         self.tree.apply(zxid, zxid * 10, &txn)
     }

@@ -90,7 +90,7 @@ fn replay(steps: Steps, extended: bool) -> Result<usize, TestCaseError> {
     for (i, (session, req, snap)) in steps.into_iter().enumerate() {
         let zxid = i as i64 + 4;
         let now = zxid * 50;
-        let txn = prep(&leader, session, &req, now, &cfg);
+        let txn = prep(&mut leader, session, &req, now, &cfg);
         let wire = serde_json::to_string(&txn).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let a = leader.apply(zxid, now, &txn);
         let received: Txn = serde_json::from_str(&wire).map_err(|e| TestCaseError::fail(e.to_string()))?;
