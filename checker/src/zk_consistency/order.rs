@@ -253,23 +253,40 @@ pub fn no_reads_from_future(
 /// After `sync` returns, the session's reads see at least every write that
 /// completed before the sync was invoked.
 pub fn sync_then_read(ops: &BTreeMap<OpId, &Operation>, write_zxids: &BTreeMap<OpId, Zxid>, r: &mut CheckResult) {
+    // Writes by completion, with the running max-zxid write (ties go to the
+    // later in `writes` order, as `max_by_key` picks); each session's Ok
+    // reads with a zxid, in op order. Indexed once, not scanned per sync.
     let ws = writes(ops, write_zxids);
+    let mut by_done: Vec<usize> = (0..ws.len()).collect();
+    by_done.sort_by_key(|&i| ws[i].done);
+    let mut best: Vec<usize> = Vec::with_capacity(by_done.len());
+    for &i in &by_done {
+        let b = match best.last() {
+            Some(&p) if (ws[p].zxid, p) > (ws[i].zxid, i) => p,
+            _ => i,
+        };
+        best.push(b);
+    }
+    let mut reads: BTreeMap<SessionKey, Vec<(&Operation, Zxid)>> = BTreeMap::new();
+    for o in ops.values() {
+        if let (true, Some(z), Some(Outcome::Ok { .. })) = (is_read(&o.op), o.zxid, &o.outcome) {
+            reads.entry(key(o)).or_default().push((o, z));
+        }
+    }
     for s in ops.values() {
         let (crate::history::Op::Sync { .. }, Some(Outcome::Ok { .. }), Some(synced)) =
             (&s.op, &s.outcome, s.completed)
         else {
             continue;
         };
-        let Some(w) = ws.iter().filter(|w| w.done < s.invoked).max_by_key(|w| w.zxid) else {
+        let before = by_done.partition_point(|&i| ws[i].done < s.invoked);
+        let Some(w) = before.checked_sub(1).map(|k| &ws[best[k]]) else {
             continue;
         };
-        for o in ops.values() {
-            if key(o) != key(s) || o.invoked < synced || !is_read(&o.op) {
+        for &(o, z) in reads.get(&key(s)).map(Vec::as_slice).unwrap_or(&[]) {
+            if o.invoked < synced {
                 continue;
             }
-            let (Some(z), Some(Outcome::Ok { .. })) = (o.zxid, &o.outcome) else {
-                continue;
-            };
             if z < w.zxid {
                 r.violation(
                     Violation::new(

@@ -135,7 +135,7 @@ fn read_result(r: &ReadResult) -> Value {
         },
         ReadResult::Children { children } => {
             let mut children = children.clone();
-            children.sort();
+            children.sort_unstable();
             Value::ChildNames {
                 children: children.into(),
             }
@@ -184,7 +184,7 @@ pub fn outcome_of(r: &Result<(Response, Zxid), ZkError>) -> (Outcome, Option<Zxi
                 Response::GetChildren { children, stat } => {
                     let mut children = children.clone();
                     // Order is unspecified: record a canonical (sorted) form.
-                    children.sort();
+                    children.sort_unstable(); // names are unique: same as a stable sort
                     Value::Children {
                         children: children.into(),
                         stat: stat_record(stat),
