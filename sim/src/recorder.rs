@@ -267,11 +267,12 @@ fn in_session(session: Option<SessionId>) -> String {
 }
 
 fn trace_complete(id: OpId, recipe: bool, outcome: &Outcome, zxid: Option<Zxid>) {
-    let zxid = zxid.map(|z| format!(" (zxid {z:#x})")).unwrap_or_default();
+    // Formatted only when traced: this runs for every reply.
+    let zxid = || zxid.map(|z| format!(" (zxid {z:#x})")).unwrap_or_default();
     if recipe && tracing::enabled!(target: "zkdst::history", tracing::Level::INFO) {
-        tracing::info!(target: "zkdst::history", "op {id} {}{zxid}", describe_outcome(outcome));
+        tracing::info!(target: "zkdst::history", "op {id} {}{}", describe_outcome(outcome), zxid());
     } else if tracing::enabled!(target: "zkdst::history", tracing::Level::DEBUG) {
-        tracing::debug!(target: "zkdst::history", "op {id} {}{zxid}", describe_outcome(outcome));
+        tracing::debug!(target: "zkdst::history", "op {id} {}{}", describe_outcome(outcome), zxid());
     }
 }
 
