@@ -27,11 +27,13 @@ zkdst="$target/release/zkdst"
 # - lock-stale-session seed 0: a holder reconnects on a new session after a
 #   dropped connection and adopts its old lock node; two holders at once
 #   (mutex-overlap). Dozens of drop-connection faults, three clients.
-# - election-predecessor-gone seed 0: the election swarm (partition,
-#   client cut, kill, latency, pause, bridge) over a 41 s run; two leaders.
+# - election-predecessor-gone seed 5: the election swarm over a 41 s run;
+#   both leaders killed in turn (five epochs), clients paused, the leader
+#   partitioned away; a candidate that takes its predecessor's deletion
+#   for its turn leaves two leaders (leaders-overlap).
 runs=(
     "lock-stale-session scenarios/planted/lock-stale-session.toml 0 3000-6500"
-    "election-predecessor-gone scenarios/planted/election-predecessor-gone.toml 0 0-10000"
+    "election-predecessor-gone scenarios/planted/election-predecessor-gone.toml 5 7000-15000"
 )
 
 shot() { # html png hash height
