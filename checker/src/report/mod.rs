@@ -3,12 +3,12 @@
 //! the failure usually means) and a self-contained HTML timeline.
 
 mod hints;
-mod html;
 mod text;
+mod timeline;
 
 pub use hints::hint;
-pub use html::render_html;
 pub use text::{render_text, summary_line};
+pub use timeline::render_html;
 
 use crate::history::{Operation, Outcome, Value};
 
