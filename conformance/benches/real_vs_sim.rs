@@ -8,7 +8,9 @@
 //! every operation recorded as in a fuzz run). Backends alternate
 //! (real, sim, real, sim, ...) and each figure is the median of the
 //! repeats, so the ratios come from one sitting on one machine. Each
-//! comparison starts with one unmeasured warm-up run per backend.
+//! comparison starts with unmeasured warm-up runs (`ZKDST_RVS_WARM`,
+//! default 3, on the real ensemble, whose JVM is still compiling; one on
+//! the simulator).
 //!
 //! - steady: no faults → operations per wall second on each, their ratio,
 //!   and the simulator's simulated seconds per wall second.
@@ -22,7 +24,7 @@
 //! sessions, workload); the real one is the workload only (its ensemble
 //! is started once, beforehand), which favours the real ensemble.
 //!
-//! ZKDST_RVS_OPS (default 40000), ZKDST_RVS_REPEAT (default 3),
+//! ZKDST_RVS_OPS (default 40000), ZKDST_RVS_REPEAT (default 3), ZKDST_RVS_WARM,
 //! ZKDST_RVS_ONLY=steady|failover|nosync.
 
 use std::sync::Arc;
@@ -217,6 +219,7 @@ fn row(name: &str, m: &Measured) {
 }
 
 /// Alternates real and sim runs and prints each and the medians' ratios.
+#[allow(clippy::too_many_arguments)]
 fn compare(
     title: &str,
     ensemble: &mut RealEnsemble,
@@ -224,12 +227,17 @@ fn compare(
     target: u64,
     failover: bool,
     repeat: u64,
+    warm: u64,
     run0: u64,
 ) {
     println!("{title}: {CLIENTS} sessions, {target} operations, {repeat} alternated runs each");
     // The JVM compiles its hot paths during the first runs (a cold real
-    // run is about twice as slow): one unmeasured run per backend first.
-    row("warm", &real_run(ensemble, rt, run0 + 99, target, failover));
+    // run is about twice as slow, and it keeps improving over ~100,000
+    // operations): unmeasured runs first, `warm` on the real ensemble and
+    // one on the simulator.
+    for w in 0..warm {
+        row("warm", &real_run(ensemble, rt, run0 + 90 + w, target, failover));
+    }
     row("warm", &sim_run(99, target, failover));
     let (mut real, mut sim) = (Vec::new(), Vec::new());
     for r in 0..repeat {
@@ -265,6 +273,7 @@ fn main() {
     // `cargo bench` passes `--bench`; a filter argument selects nothing here.
     let target = env_u64("ZKDST_RVS_OPS", 40_000);
     let repeat = env_u64("ZKDST_RVS_REPEAT", 3).max(1);
+    let warm = env_u64("ZKDST_RVS_WARM", 3);
     let only = std::env::var("ZKDST_RVS_ONLY").unwrap_or_default();
     let wants = |w: &str| only.is_empty() || only == w;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -279,7 +288,7 @@ fn main() {
         })
         .expect("starting the real ensemble");
         if wants("steady") {
-            compare("steady", &mut ensemble, &rt, target, false, repeat, 0);
+            compare("steady", &mut ensemble, &rt, target, false, repeat, warm, 0);
         }
         if wants("failover") {
             compare(
@@ -289,6 +298,7 @@ fn main() {
                 target,
                 true,
                 repeat,
+                warm,
                 100,
             );
         }
@@ -307,6 +317,7 @@ fn main() {
             target,
             false,
             repeat,
+            warm,
             200,
         );
     }
