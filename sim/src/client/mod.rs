@@ -406,7 +406,7 @@ impl ZkClient for SimClient {
             return self.reject(request, e);
         }
         match self.call(request, None).await? {
-            (Response::GetChildren { children, stat }, _) => Ok((children, stat)),
+            (Response::GetChildren { children, stat, .. }, _) => Ok((children, stat)),
             (r, _) => Err(unexpected(r)),
         }
     }
@@ -421,7 +421,7 @@ impl ZkClient for SimClient {
         }
         let (tx, w) = OneshotWatch::channel();
         match self.call(request, Some(WatchReg::Child(tx))).await? {
-            (Response::GetChildren { children, stat }, _) => Ok((children, stat, w)),
+            (Response::GetChildren { children, stat, .. }, _) => Ok((children, stat, w)),
             (r, _) => Err(unexpected(r)),
         }
     }

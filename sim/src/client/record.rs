@@ -181,15 +181,11 @@ pub fn outcome_of(r: &Result<(Response, Zxid), ZkError>) -> (Outcome, Option<Zxi
                     data: Data(data.clone()),
                     stat: stat_record(stat),
                 },
-                Response::GetChildren { children, stat } => {
-                    let mut children = children.clone();
-                    // Order is unspecified: record a canonical (sorted) form.
-                    children.sort_unstable(); // names are unique: same as a stable sort
-                    Value::Children {
-                        children: children.into(),
-                        stat: stat_record(stat),
-                    }
-                }
+                // Order is unspecified: record the canonical (sorted) form.
+                Response::GetChildren { sorted, stat, .. } => Value::Children {
+                    children: sorted.clone(),
+                    stat: stat_record(stat),
+                },
                 Response::Error(e) => Value::Error {
                     code: e.name().into(),
                     results: Vec::new(),

@@ -324,7 +324,7 @@ pub fn shape_reply(shape: &Shape, response: Response) -> Result<w::Response, Err
             stat: self::stat(&stat),
         }),
         (Shape::GetChildren, Response::GetChildren { children, .. }) => Ok(W::GetChildren { children }),
-        (Shape::GetChildren2, Response::GetChildren { children, stat }) => {
+        (Shape::GetChildren2, Response::GetChildren { children, stat, .. }) => {
             Ok(W::GetChildren2(w::GetChildren2Response {
                 children,
                 stat: self::stat(&stat),

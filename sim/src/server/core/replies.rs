@@ -4,6 +4,7 @@
 //! session attached here or the connection closed as expired.
 
 use super::*;
+use zkdst_checker::history::Names;
 use zkdst_recipes::zk::Stat;
 
 impl ServerCore {
@@ -126,7 +127,7 @@ impl ServerCore {
                             .map(|(data, stat)| ReadResult::Data { data, stat }),
                         ReadOp::GetChildren { path } => self
                             .children_of(session, path, false)
-                            .map(|(children, _)| ReadResult::Children { children }),
+                            .map(|(children, _, _)| ReadResult::Children { children }),
                     };
                     r.unwrap_or_else(ReadResult::Error)
                 })
@@ -156,7 +157,7 @@ impl ServerCore {
                 .map(|(data, stat)| Response::GetData { data, stat }),
             Request::GetChildren { watch, .. } => self
                 .children_of(session, path, *watch)
-                .map(|(children, stat)| Response::GetChildren { children, stat }),
+                .map(|(children, sorted, stat)| Response::GetChildren { children, sorted, stat }),
             Request::AddWatch { mode, .. } => {
                 self.watches.add_persistent(path, session, *mode);
                 Ok(Response::AddWatch)
@@ -176,17 +177,29 @@ impl ServerCore {
     }
 
     /// Children in the order a server's HashSet gives: unspecified, so
-    /// shuffled unless the configuration says otherwise.
-    fn children_of(&mut self, session: SessionId, path: &str, watch: bool) -> Result<(Vec<String>, Stat), ZkError> {
+    /// shuffled unless the configuration says otherwise; and sorted.
+    fn children_of(
+        &mut self,
+        session: SessionId,
+        path: &str,
+        watch: bool,
+    ) -> Result<(Vec<String>, Names, Stat), ZkError> {
         let r = if watch {
             self.watches.get_children_watch(&self.tree, path, session)
         } else {
             self.tree.get_children(path)
         };
-        let (mut children, stat) = r.ok_or(ZkError::NoNode)?;
-        if self.cfg.shuffle_children {
-            children.shuffle(&mut self.rng);
-        }
-        Ok((children, stat))
+        let (sorted, stat) = r.ok_or(ZkError::NoNode)?;
+        let sorted = Names::from(sorted);
+        let children = if self.cfg.shuffle_children {
+            // Shuffling the positions draws from the RNG exactly as
+            // shuffling the names would (the draws depend on the length).
+            let mut order: Vec<usize> = (0..sorted.len()).collect();
+            order.shuffle(&mut self.rng);
+            order.into_iter().map(|i| sorted[i].clone()).collect()
+        } else {
+            sorted.to_vec()
+        };
+        Ok((children, sorted, stat))
     }
 }
