@@ -36,14 +36,7 @@ fn serial() -> MutexGuard<'static, ()> {
 }
 
 fn connect_frame() -> Vec<u8> {
-    encode_connect_request(&ConnectRequest {
-        protocol_version: 0,
-        last_zxid_seen: 0,
-        time_out: 6000,
-        session_id: 0,
-        passwd: vec![0; 16],
-        read_only: Some(false),
-    })
+    encode_connect_request(&ConnectRequest::new_session(6000))
 }
 
 /// A generated sequence: the requests of one session under `root`.

@@ -59,12 +59,9 @@ impl Raw {
 
     async fn connect(&mut self, session_id: i64, passwd: Vec<u8>) {
         let req = ConnectRequest {
-            protocol_version: 0,
-            last_zxid_seen: 0,
-            time_out: 6000,
             session_id,
             passwd,
-            read_only: Some(false),
+            ..ConnectRequest::new_session(6000)
         };
         self.s.write_all(&encode_connect_request(&req)).await.unwrap();
     }
@@ -125,13 +122,19 @@ fn run(name: &str, seeds: u64, f: fn(u64) -> std::pin::Pin<Box<dyn std::future::
     }
 }
 
-async fn handshake_and_requests(seed: u64) {
-    let mut c = Cluster::start(cfg(), Recorder::new(), seed);
-    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+/// A wire ensemble under `seed` whose servers all serve (which implies
+/// an established leader).
+async fn serving(seed: u64) -> Cluster {
+    let c = Cluster::start(cfg(), Recorder::new(), seed);
     assert!(
         c.wait_serving(Duration::from_secs(30)).await,
         "servers never all served"
     );
+    c
+}
+
+async fn handshake_and_requests(seed: u64) {
+    let mut c = serving(seed).await;
     let node = c.client_node(1);
     node.spawn(async move {
         let mut a = Raw::open("zk1").await.expect("connect");
@@ -292,12 +295,7 @@ fn a_raw_jute_client_gets_what_a_3_8_server_sends() {
 }
 
 async fn garbage_closes(seed: u64) {
-    let mut c = Cluster::start(cfg(), Recorder::new(), seed);
-    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
-    assert!(
-        c.wait_serving(Duration::from_secs(30)).await,
-        "servers never all served"
-    );
+    let mut c = serving(seed).await;
     let node = c.client_node(1);
     node.spawn(async move {
         // A negative frame length: the server closes without a word.
@@ -332,12 +330,7 @@ fn garbage_and_four_letter_words_close_the_connection() {
 }
 
 async fn transport_faults(seed: u64) {
-    let mut c = Cluster::start(cfg(), Recorder::new(), seed);
-    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
-    assert!(
-        c.wait_serving(Duration::from_secs(30)).await,
-        "servers never all served"
-    );
+    let mut c = serving(seed).await;
     let node = c.client_node(1);
     let id = node.id();
     node.spawn(async move {
@@ -426,12 +419,7 @@ fn mutate(rng: &mut rand_chacha::ChaCha8Rng, mut f: Vec<u8>) -> Vec<u8> {
 
 async fn garbage_after_the_handshake(seed: u64) {
     use rand::SeedableRng;
-    let mut c = Cluster::start(cfg(), Recorder::new(), seed);
-    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
-    assert!(
-        c.wait_serving(Duration::from_secs(30)).await,
-        "servers never all served"
-    );
+    let mut c = serving(seed).await;
     let node = c.client_node(1);
     node.spawn(async move {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
@@ -462,12 +450,8 @@ async fn garbage_after_the_handshake(seed: u64) {
                 let f = mutate(
                     &mut rng,
                     encode_connect_request(&ConnectRequest {
-                        protocol_version: 0,
-                        last_zxid_seen: 0,
-                        time_out: 6000,
-                        session_id: 0,
-                        passwd: vec![0; 16],
                         read_only: None,
+                        ..ConnectRequest::new_session(6000)
                     }),
                 );
                 let _ = raw.s.write_all(&f).await;

@@ -19,6 +19,21 @@ pub struct ConnectRequest {
     pub read_only: Option<bool>,
 }
 
+impl ConnectRequest {
+    /// What a 3.8 client sends to open a new session: protocol 0, nothing
+    /// seen yet, session 0 with a zero password, not read-only.
+    pub fn new_session(time_out: i32) -> ConnectRequest {
+        ConnectRequest {
+            protocol_version: 0,
+            last_zxid_seen: 0,
+            time_out,
+            session_id: 0,
+            passwd: vec![0; 16],
+            read_only: Some(false),
+        }
+    }
+}
+
 impl Record for ConnectRequest {
     const MIN_SIZE: usize = 28;
     fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
