@@ -307,44 +307,37 @@ impl DataTree {
     /// Mutates the parent in place: cloning it out and back would copy the
     /// children set's B-tree path on every create.
     pub(crate) fn link_child(&mut self, parent_path: &str, name: &str, new_counter: i32, zxid: Zxid) -> bool {
-        let Some(parent) = self.nodes.get_mut(parent_path) else {
+        self.update_node(parent_path, |parent| {
+            parent.children.insert(name.to_string());
+            // Real 3.8 only raises the counter if larger (a fuzzy-snapshot
+            // replay guard), which would stall it at i32::MAX; the counter
+            // wraps here as the semantics page specifies.
+            parent.cversion = new_counter;
+            parent.pzxid = zxid;
+        })
+    }
+
+    /// Changes the node at `path` in place, keeping the digest up to date;
+    /// false if there is none. Its kind must not change.
+    pub(crate) fn update_node(&mut self, path: &str, f: impl FnOnce(&mut Node)) -> bool {
+        let Some(node) = self.nodes.get_mut(path) else {
             return false;
         };
-        let old = parent.digest(parent_path);
-        parent.children.insert(name.to_string());
-        // Real 3.8 only raises the counter if larger (a fuzzy-snapshot replay
-        // guard), which would stall it at i32::MAX; the counter wraps here as
-        // the semantics page specifies.
-        parent.cversion = new_counter;
-        parent.pzxid = zxid;
-        let new = parent.digest(parent_path);
+        let old = node.digest(path);
+        f(node);
+        let new = node.digest(path);
         self.digest = self.digest.wrapping_sub(old).wrapping_add(new);
         true
     }
 
-    /// Changes the node at `path` in place (if there is one), keeping the
-    /// digest up to date. Its kind must not change.
-    pub(crate) fn update_node(&mut self, path: &str, f: impl FnOnce(&mut Node)) {
-        if let Some(node) = self.nodes.get_mut(path) {
-            let old = node.digest(path);
-            f(node);
-            let new = node.digest(path);
-            self.digest = self.digest.wrapping_sub(old).wrapping_add(new);
-        }
-    }
-
     /// Removes the child `path` from its parent's children (in place).
     pub(crate) fn unlink_child(&mut self, path: &str, zxid: Zxid) {
-        let parent_path = parent(path);
-        if let Some(parent) = self.nodes.get_mut(parent_path) {
-            let old = parent.digest(parent_path);
+        self.update_node(parent(path), |parent| {
             parent.children.remove(basename(path));
             if zxid > parent.pzxid {
                 parent.pzxid = zxid;
             }
-            let new = parent.digest(parent_path);
-            self.digest = self.digest.wrapping_sub(old).wrapping_add(new);
-        }
+        });
     }
 }
 

@@ -61,15 +61,19 @@ impl Journal {
                     name,
                     cversion,
                     pzxid,
-                } => tree.update_node(&parent, |p| {
-                    p.children.remove(&name);
-                    p.cversion = cversion;
-                    p.pzxid = pzxid;
-                }),
-                Undo::Unlinked { parent, name, pzxid } => tree.update_node(&parent, |p| {
-                    p.children.insert(name);
-                    p.pzxid = pzxid;
-                }),
+                } => {
+                    tree.update_node(&parent, |p| {
+                        p.children.remove(&name);
+                        p.cversion = cversion;
+                        p.pzxid = pzxid;
+                    });
+                }
+                Undo::Unlinked { parent, name, pzxid } => {
+                    tree.update_node(&parent, |p| {
+                        p.children.insert(name);
+                        p.pzxid = pzxid;
+                    });
+                }
             }
         }
     }
