@@ -267,8 +267,28 @@ mod tests {
             },
         );
         b.complete(w, 37, crate::history::Outcome::Ok { value: Value::Unit });
-        let r = check(&b.build(), &Params::default());
+        let r = check(&b.clone_build(), &Params::default());
         assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+        // But a ZooKeeper reply to the holder's session after client 2
+        // acquired (38 ms) proves it was still alive then: an overlap.
+        let z = b.invoke_s(
+            36,
+            1,
+            Some(7),
+            Op::Exists {
+                path: "/x".into(),
+                watch: false,
+            },
+        );
+        b.complete(
+            z,
+            38,
+            crate::history::Outcome::Ok {
+                value: Value::Stat { stat: None },
+            },
+        );
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["mutex-overlap"], "{r:#?}");
     }
 
     #[test]

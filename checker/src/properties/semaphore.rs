@@ -106,7 +106,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::Outcome;
+    use crate::history::{Event, Outcome};
     use crate::properties::testkit::{Builder, MS};
     use crate::properties::Verdict;
 
@@ -160,6 +160,20 @@ mod tests {
         b.ok(50, 60, 2, acquired(), Value::Unit);
         let h = b.build();
         assert_eq!(check(&h, &permits(1)).verdict, Verdict::Pass);
+        // A sign of life after the second lease began (a reconnect of the
+        // same session at 70 ms): both leases were definitely held then.
+        let mut late = h.clone();
+        late.events.push(Event::Session {
+            time: 70 * MS,
+            client: 1,
+            session: 7,
+            state: "connected".into(),
+            server: None,
+        });
+        late.events.sort_by_key(Event::time);
+        let r = check(&late, &permits(1));
+        assert_eq!(r.verdict, Verdict::Violation, "{r:#?}");
+        assert_eq!(r.violations[0].kind, "too-many-leases");
     }
 
     #[test]
