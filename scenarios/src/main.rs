@@ -64,7 +64,9 @@ enum Cmd {
         seed: u64,
         #[arg(long)]
         plan: Option<PathBuf>,
-        /// Write the history as JSON.
+        /// Write the history. By name: `*.jsonl.gz` gzipped JSON lines
+        /// (as the store keeps it, ~20x smaller), `*.jsonl` JSON lines,
+        /// anything else one pretty JSON document.
         #[arg(long)]
         history: Option<PathBuf>,
         /// Write an HTML timeline.
@@ -93,7 +95,8 @@ enum Cmd {
     #[command(after_help = EXIT_CODES_HELP)]
     Check {
         file: PathBuf,
-        /// jepsen-etcd, porcupine-kv, edn or zkdst.
+        /// jepsen-etcd, porcupine-kv, edn or zkdst (any of its encodings:
+        /// JSON, JSON lines, gzipped JSON lines).
         #[arg(long)]
         format: String,
         /// register, cas-register, multi-register, kv, queue, set, counter, mutex.

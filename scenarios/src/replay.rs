@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use zkdst_checker::history::Encoding;
 use zkdst_checker::report::{render_html, render_text, summary_line};
 
 use crate::plan::FaultPlan;
@@ -64,9 +65,14 @@ pub fn plan_repro_line(path: &Path, sc: &Scenario, seed: u64, plan_file: &Path, 
     )
 }
 
-/// Writes the run's history as JSON (`replay --history`).
+/// Writes the run's history (`replay --history`).
+/// The encoding follows the file name: `*.jsonl.gz` gzipped JSON lines
+/// (what the store keeps), `*.jsonl` JSON lines, else one pretty JSON
+/// document.
 pub fn write_history(o: &RunOutcome, path: &Path) -> Result<(), String> {
-    std::fs::write(path, o.history.to_json()).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    let cannot = |e: std::io::Error| format!("{}: cannot write: {e}", path.display());
+    let file = std::fs::File::create(path).map_err(cannot)?;
+    o.history.write_to(Encoding::for_path(path), file).map_err(cannot)
 }
 
 /// Writes the run's HTML timeline (`replay --html`).

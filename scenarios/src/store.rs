@@ -6,7 +6,9 @@
 //! store/<scenario>/<seed>-<plan hash>/
 //!   summary.txt        verdict, violations, exercised counters, fault plan
 //!   replay.txt         the replay line (and the shrunk plan's, if shrunk)
-//!   history.json       the history (byte-identical to `replay --history`)
+//!   history.jsonl.gz   the history, gzipped JSON lines (byte-identical to
+//!                      `replay --history history.jsonl.gz`; `zkdst check`
+//!                      reads it, and so does `zcat`)
 //!   timeline.html      the HTML timeline (`replay --html`)
 //!   plan.json          the seed's fault plan (`replay --plan`)
 //!   trace.txt          the `replay --trace info` text
@@ -89,7 +91,7 @@ impl Store {
             &dir.join("replay.txt"),
             &format!("{}\n", repro_line(file, sc, o.seed, &o.plan)),
         )?;
-        write_history(o, &dir.join("history.json"))?;
+        write_history(o, &dir.join("history.jsonl.gz"))?;
         write_timeline(o, &dir.join("timeline.html"))?;
         write(&dir.join("plan.json"), &o.plan.to_json())?;
         self.stored.push(Stored {

@@ -69,7 +69,7 @@ fn a_stored_failure_is_what_replay_writes_and_junit_names_it() {
     assert_eq!(seed0.len(), 1, "{seed0:?}");
     let seed0 = &seed0[0];
     for f in [
-        "history.json",
+        "history.jsonl.gz",
         "timeline.html",
         "plan.json",
         "shrunk-plan.json",
@@ -99,7 +99,7 @@ fn a_stored_failure_is_what_replay_writes_and_junit_names_it() {
 
     // `zkdst replay --history --trace info` writes the same history, byte
     // for byte, and prints the same trace.
-    let h = dir.join("replayed.json");
+    let h = dir.join("replayed.jsonl.gz");
     let r = zkdst(&[
         "replay",
         PLANTED,
@@ -112,12 +112,38 @@ fn a_stored_failure_is_what_replay_writes_and_junit_names_it() {
     ]);
     assert_eq!(r.status.code(), Some(1), "{r:?}");
     assert!(
-        std::fs::read(&h).unwrap() == std::fs::read(seed0.join("history.json")).unwrap(),
+        std::fs::read(&h).unwrap() == std::fs::read(seed0.join("history.jsonl.gz")).unwrap(),
         "the stored history differs from replay's"
     );
     let trace = trace_of(&String::from_utf8_lossy(&r.stdout));
     assert!(trace.lines().count() > 100, "{trace}");
     assert!(read("trace.txt") == trace, "the stored trace differs from replay's");
+
+    // The stored history is compact, and `zkdst check` reads it as it is.
+    let gz = std::fs::read(seed0.join("history.jsonl.gz")).unwrap();
+    let history = zkdst_checker::history::History::decode(&gz).unwrap();
+    assert_eq!(history.meta.get("seed").map(String::as_str), Some("0"));
+    let pretty = history.encode(zkdst_checker::history::Encoding::Json);
+    assert!(
+        gz.len() * 10 < pretty.len(),
+        "{} bytes gzipped, {} as JSON",
+        gz.len(),
+        pretty.len()
+    );
+    let stored = seed0.join("history.jsonl.gz");
+    let c = zkdst(&[
+        "check",
+        stored.to_str().unwrap(),
+        "--format",
+        "zkdst",
+        "--checker",
+        "mutex",
+    ]);
+    assert_eq!(c.status.code(), Some(1), "{c:?}");
+    assert!(
+        String::from_utf8_lossy(&c.stdout).starts_with("mutex: violation"),
+        "{c:?}"
+    );
 
     // The JUnit report: one suite, the range, the failing seed.
     let text = std::fs::read_to_string(&report).unwrap();

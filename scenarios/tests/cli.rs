@@ -40,8 +40,11 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(name: &str, text: &str) -> Scratch {
+        Scratch::bytes(name, text.as_bytes())
+    }
+    fn bytes(name: &str, bytes: &[u8]) -> Scratch {
         let p = std::env::temp_dir().join(format!("zkdst-cli-{}-{name}", std::process::id()));
-        std::fs::write(&p, text).unwrap();
+        std::fs::write(&p, bytes).unwrap();
         Scratch(p)
     }
     fn path(&self) -> &str {
@@ -100,6 +103,44 @@ fn linearizability_checks_say_linearizable_or_not_and_exit_0_or_1() {
         "cas-register",
     ]);
     assert_eq!((code(&o), first_line(&o).as_str()), (1, "NOT linearizable"), "{o:?}");
+}
+
+#[test]
+fn check_reads_every_history_encoding_and_names_damage() {
+    use zkdst_checker::history::Encoding;
+    for (name, enc) in [
+        ("h.json", Encoding::Json),
+        ("h.jsonl", Encoding::JsonLines),
+        ("h.jsonl.gz", Encoding::JsonLinesGz),
+    ] {
+        let f = Scratch::bytes(name, &two_holders().encode(enc));
+        let o = zkdst(&["check", f.path(), "--format", "zkdst", "--checker", "mutex"]);
+        assert_eq!(
+            (code(&o), first_line(&o).as_str()),
+            (1, "mutex: violation"),
+            "{name}: {o:?}"
+        );
+    }
+    let gz = two_holders().encode(Encoding::JsonLinesGz);
+    let cut = Scratch::bytes("cut.jsonl.gz", &gz[..gz.len() - 9]);
+    let o = zkdst(&["check", cut.path(), "--format", "zkdst"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{o:?}");
+    assert!(
+        err.contains(&format!("{}:1: expected a zkdst history", cut.path())) && err.contains("gzip"),
+        "{err}"
+    );
+    let lines = String::from_utf8(two_holders().encode(Encoding::JsonLines)).unwrap();
+    let mut lines: Vec<String> = lines.lines().map(str::to_string).collect();
+    lines[2] = lines[2].replacen("\"time\"", "\"time\" 5", 1);
+    let broken = Scratch::new("broken.jsonl", &lines.join("\n"));
+    let o = zkdst(&["check", broken.path(), "--format", "zkdst"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{o:?}");
+    assert!(
+        err.contains(&format!("{}:3:", broken.path())),
+        "the second event's line: {err}"
+    );
 }
 
 #[test]

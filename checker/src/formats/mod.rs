@@ -17,7 +17,7 @@ pub use jepsen_edn_writer::{write_jepsen_edn, EdnLayout, Unwritable};
 pub use jepsen_etcd::parse_jepsen_etcd;
 pub use porcupine_kv::parse_porcupine_kv;
 
-use crate::history::History;
+use crate::history::{DecodeError, History};
 
 /// A history file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,25 +51,41 @@ impl Format {
             Format::JepsenEtcd => parse_jepsen_etcd(text, file),
             Format::PorcupineKv => parse_porcupine_kv(text, file),
             Format::Edn => parse_jepsen_edn(text, file),
-            Format::Zkdst => History::from_json(text).map_err(|e| FormatError::Malformed {
-                file: file.to_string(),
-                line: e.line(),
-                column: Some(e.column()),
-                expected: "a zkdst JSON history".to_string(),
-                found: edn::truncate(&e.to_string(), builder::MAX_FOUND),
-            }),
+            Format::Zkdst => decode_zkdst(text.as_bytes(), file),
         }
     }
 
-    /// Reads a file in this format.
+    /// Reads a file in this format. A zkdst history may be any of its
+    /// encodings (JSON, JSON lines, gzipped JSON lines).
     pub fn read(self, path: &Path) -> Result<History, FormatError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| FormatError::Io {
+        let io = |e: std::io::Error| FormatError::Io {
             file: file.clone(),
             message: e.to_string(),
-        })?;
+        };
+        if self == Format::Zkdst {
+            return decode_zkdst(&std::fs::read(path).map_err(io)?, &file);
+        }
+        let text = std::fs::read_to_string(path).map_err(io)?;
         self.parse(&text, &file)
     }
+}
+
+fn decode_zkdst(bytes: &[u8], file: &str) -> Result<History, FormatError> {
+    History::decode(bytes).map_err(|e| {
+        let (line, column, found) = match e {
+            DecodeError::Json { line, column, message } => (line, Some(column), message),
+            DecodeError::Version { line, .. } => (line, None, e.to_string()),
+            DecodeError::Gzip(_) | DecodeError::Utf8(_) => (1, None, e.to_string()),
+        };
+        FormatError::Malformed {
+            file: file.to_string(),
+            line,
+            column,
+            expected: "a zkdst history (JSON, JSON lines, or gzipped JSON lines)".to_string(),
+            found: edn::truncate(&found, builder::MAX_FOUND),
+        }
+    })
 }
 
 impl fmt::Display for Format {

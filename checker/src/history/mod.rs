@@ -4,6 +4,7 @@
 //! ones converted to this shape. JSON round-trips losslessly.
 
 mod data;
+mod encoding;
 mod names;
 mod op;
 mod replica;
@@ -13,6 +14,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use data::Data;
+pub use encoding::{DecodeError, Encoding, LINES_VERSION};
 pub use names::Names;
 pub use op::{CreateModeRecord, MultiOpResult, Op, Outcome, StatRecord, TxnRecord, Value};
 pub use replica::ReplicaCheck;

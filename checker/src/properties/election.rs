@@ -104,7 +104,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         }
     }
     r.figure("leaders_elected", leaders as f64);
-    leadership::check_into(h, p, &ops, &mut r);
+    leadership::check_into(h, p, ops, &mut r);
     r
 }
 

@@ -110,7 +110,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
                 false
             }
         };
-        if !late || excused(h, &ops, o, deadline) {
+        if !late || excused(h, ops, o, deadline) {
             continue;
         }
         let waited = o.completed.unwrap_or(end).saturating_sub(since);

@@ -36,7 +36,7 @@ pub struct FuzzArgs {
     #[arg(long)]
     pub json: bool,
     /// Where failing seeds are stored, one folder each
-    /// (DIR/<scenario>/<seed>-<plan hash>/: history.json, timeline.html,
+    /// (DIR/<scenario>/<seed>-<plan hash>/: history.jsonl.gz, timeline.html,
     /// plan.json, trace.txt, summary.txt, replay.txt, shrunk-plan.json).
     #[arg(long, default_value = "store", value_name = "DIR")]
     pub store: PathBuf,
