@@ -35,6 +35,14 @@ pub fn sort_by_sequence<T>(mut items: Vec<T>, seq: impl Fn(&T) -> i32) -> Vec<T>
     items
 }
 
+/// Sorts items by `group`, then by creation order of `seq` (wrap-aware
+/// across all items); stable. The same order as [`sort_by_sequence`]
+/// followed by a stable sort by `group`, in one sort.
+pub fn sort_by_group_then_sequence<T>(items: &mut [T], group: impl Fn(&T) -> u32, seq: impl Fn(&T) -> i32) {
+    let wrapped = straddles(items.iter().map(&seq));
+    items.sort_by_key(|t| (group(t), ring_key(seq(t), wrapped)));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,6 +66,19 @@ mod tests {
         // -1 (u32::MAX) is followed by 0 after 2^32 creates.
         let live = vec![1, -1, 0, -2];
         assert_eq!(sort_by_sequence(live, |s| *s), vec![-2, -1, 0, 1]);
+    }
+
+    proptest::proptest! {
+        /// One sort gives the order of the two stable sorts it replaces,
+        /// ties (same group and sequence) in their original order.
+        #[test]
+        fn group_then_sequence_is_the_two_sorts(items in proptest::collection::vec((0u32..3, proptest::prop_oneof![proptest::prelude::any::<i32>(), -3i32..3, (i32::MAX - 2)..=i32::MAX], 0u8..4), 0..40)) {
+            let mut two = sort_by_sequence(items.clone(), |i| i.1);
+            two.sort_by_key(|i| i.0);
+            let mut one = items;
+            sort_by_group_then_sequence(&mut one, |i| i.0, |i| i.1);
+            proptest::prop_assert_eq!(one, two);
+        }
     }
 
     #[test]

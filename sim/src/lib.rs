@@ -6,6 +6,7 @@
 //! controls and the history recorder.
 
 pub mod client;
+pub mod clock;
 pub mod cluster;
 pub mod disk;
 pub mod net;

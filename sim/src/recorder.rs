@@ -13,6 +13,7 @@ use zkdst_checker::properties::describe_op;
 use zkdst_checker::report::describe_outcome;
 use zkdst_recipes::zk::{SessionId, Zxid};
 
+use crate::clock::SimClock;
 use crate::proto::LoggedTxn;
 use crate::replicas::{txn_digest, Finding, Ledger, TreeChange};
 use crate::tree::{Txn, TxnResult};
@@ -34,14 +35,14 @@ struct State {
 #[derive(Debug, Clone)]
 pub struct Recorder {
     inner: Arc<Mutex<State>>,
-    origin: madsim::time::Instant,
+    clock: SimClock,
 }
 
 impl Recorder {
     pub fn new() -> Self {
         Recorder {
             inner: Arc::new(Mutex::new(State::default())),
-            origin: madsim::time::Instant::now(),
+            clock: SimClock::start(),
         }
     }
 
@@ -50,11 +51,11 @@ impl Recorder {
     }
 
     pub fn now_ns(&self) -> u64 {
-        self.origin.elapsed().as_nanos() as u64
+        self.clock.elapsed().as_nanos() as u64
     }
 
     pub fn now_ms(&self) -> u64 {
-        self.origin.elapsed().as_millis() as u64
+        self.clock.elapsed().as_millis() as u64
     }
 
     pub fn set_meta(&self, key: &str, value: impl Into<String>) {

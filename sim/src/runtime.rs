@@ -7,16 +7,18 @@ use std::time::Duration;
 
 use zkdst_recipes::runtime::{Clock, Spawn};
 
+use crate::clock::SimClock;
+
 /// madsim's clock and spawner. Create it inside the simulation.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SimRuntime {
-    origin: madsim::time::Instant,
+    clock: SimClock,
 }
 
 impl SimRuntime {
     pub fn new() -> Self {
         SimRuntime {
-            origin: madsim::time::Instant::now(),
+            clock: SimClock::start(),
         }
     }
 }
@@ -33,7 +35,7 @@ impl Clock for SimRuntime {
     }
 
     fn now(&self) -> Duration {
-        self.origin.elapsed()
+        self.clock.elapsed()
     }
 }
 

@@ -7,6 +7,7 @@ mod data;
 mod encoding;
 mod names;
 mod op;
+mod op_index;
 mod replica;
 
 use std::collections::BTreeMap;
@@ -17,6 +18,7 @@ pub use data::Data;
 pub use encoding::{DecodeError, Encoding, LINES_VERSION};
 pub use names::Names;
 pub use op::{CreateModeRecord, MultiOpResult, Op, Outcome, StatRecord, TxnRecord, Value};
+use op_index::OpIndex;
 pub use replica::ReplicaCheck;
 
 /// Virtual time, nanoseconds since the run started.
@@ -200,8 +202,11 @@ impl History {
 
     /// Pairs invocations with completions, in invocation order.
     pub fn operations(&self) -> Result<Vec<Operation>, HistoryError> {
-        let mut ops: Vec<Operation> = Vec::new();
-        let mut index_of: BTreeMap<OpId, usize> = BTreeMap::new();
+        // Sized once: a growing Vec of tens of thousands of operations was
+        // most of the pairing's time (copies, fresh pages).
+        let invokes = self.events.iter().filter(|e| matches!(e, Event::Invoke { .. })).count();
+        let mut ops: Vec<Operation> = Vec::with_capacity(invokes);
+        let mut index_of = OpIndex::new(invokes);
         for (index, e) in self.events.iter().enumerate() {
             match e {
                 Event::Invoke {
@@ -211,7 +216,7 @@ impl History {
                     session,
                     op,
                 } => {
-                    if index_of.insert(*id, ops.len()).is_some() {
+                    if !index_of.insert(*id, ops.len()) {
                         return Err(HistoryError::DuplicateInvoke { index, id: *id });
                     }
                     ops.push(Operation {
@@ -232,8 +237,8 @@ impl History {
                     zxid,
                     ..
                 } => {
-                    let i = *index_of
-                        .get(id)
+                    let i = index_of
+                        .get(*id)
                         .ok_or(HistoryError::CompleteWithoutInvoke { index, id: *id })?;
                     let o = &mut ops[i];
                     if o.completed.is_some() {

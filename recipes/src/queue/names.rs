@@ -57,13 +57,24 @@ impl ItemName {
         Some((priority, guid, sequence_after_prefix(seq, "")?))
     }
 
-    /// Parses the item names among `names`, in dequeue order: priority,
-    /// then creation (wrap-aware).
-    pub fn parse_sorted(names: &[String]) -> Vec<ItemName> {
-        let parsed = names.iter().filter_map(|n| ItemName::parse(n)).collect();
-        let mut items = crate::seq::sort_by_sequence(parsed, |i: &ItemName| i.sequence);
-        items.sort_by_key(|i| encode_priority(i.priority)); // stable
-        items
+    /// The item names among `names`, in dequeue order: priority, then
+    /// creation (wrap-aware). Each name is copied only when the iterator
+    /// reaches it: a consumer usually takes the first of hundreds.
+    pub fn parse_sorted(names: &[String]) -> impl Iterator<Item = ItemName> + '_ {
+        let mut items: Vec<(u32, i32, Guid, &String)> = names
+            .iter()
+            .filter_map(|n| {
+                let (priority, guid, sequence) = Self::fields(n)?;
+                Some((encode_priority(priority), sequence, guid, n))
+            })
+            .collect();
+        crate::seq::sort_by_group_then_sequence(&mut items, |i| i.0, |i| i.1);
+        items.into_iter().map(|(priority, sequence, guid, name)| ItemName {
+            name: name.clone(),
+            priority: decode_priority(priority),
+            guid,
+            sequence,
+        })
     }
 }
 
@@ -100,7 +111,7 @@ mod tests {
             name(-1, 3, "-2147483647"),
             "garbage".to_string(),
         ];
-        let order: Vec<u64> = ItemName::parse_sorted(&names).iter().map(|i| i.guid.counter).collect();
+        let order: Vec<u64> = ItemName::parse_sorted(&names).map(|i| i.guid.counter).collect();
         assert_eq!(order, vec![3, 2, 1]);
     }
 }
