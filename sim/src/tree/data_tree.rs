@@ -1,10 +1,15 @@
 //! The replicated state of one server: znodes, the ephemeral/container/TTL
 //! indexes and the session table (`DataTree` + `ZKDatabase.sessionsWithTimeouts`).
-//! Built on persistent `im` maps, so `clone()` is an O(1) snapshot.
+//! The nodes are in a plain hash map: `clone()` copies each node's path and
+//! stat (its data and child set are shared), which a server does once per
+//! snapshot (every ~`snap_count` txns) and per election. With a persistent
+//! map instead, every write after a snapshot copied the map's path to the
+//! node: 4–8% of a seed. The indexes are persistent `im` maps.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use im::{HashMap, OrdMap, OrdSet};
+use im::{OrdMap, OrdSet};
 use zkdst_recipes::zk::path::{basename, parent};
 use zkdst_recipes::zk::{SessionId, Stat, ZkError, Zxid};
 
