@@ -1,7 +1,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::history::{CreateModeRecord, Data, Op, Outcome, ReplicaCheck, StatRecord, TxnRecord, Value};
+use crate::history::{CreateModeRecord, Data, Op, Outcome, ReplicaCheck, Stat, TxnRecord, Value};
 
 const ALL: [Encoding; 3] = [Encoding::Json, Encoding::JsonLines, Encoding::JsonLinesGz];
 
@@ -36,7 +36,7 @@ fn outcome() -> impl Strategy<Value = Outcome> {
         (text(), any::<i64>()).prop_map(|(path, czxid)| Outcome::Ok {
             value: Value::Created {
                 path,
-                stat: StatRecord {
+                stat: Stat {
                     czxid,
                     ..Default::default()
                 },
@@ -45,7 +45,7 @@ fn outcome() -> impl Strategy<Value = Outcome> {
         prop::collection::vec(text(), 0..5).prop_map(|names| Outcome::Ok {
             value: Value::Children {
                 children: names.into(),
-                stat: StatRecord::default(),
+                stat: Stat::default(),
             },
         }),
         text().prop_map(|error| Outcome::Info { error }),

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 pub use data::Data;
 pub use encoding::{DecodeError, Encoding, LINES_VERSION};
 pub use names::Names;
-pub use op::{CreateModeRecord, MultiOpResult, Op, Outcome, StatRecord, TxnRecord, Value};
+pub use op::{CreateModeRecord, MultiOpResult, Op, Outcome, TxnRecord, Value};
 use op_index::OpIndex;
 pub use replica::ReplicaCheck;
 
@@ -27,10 +27,7 @@ pub type Time = u64;
 pub type ClientId = u32;
 /// Identifies one operation: its invocation and its completion share it.
 pub type OpId = u64;
-/// A ZooKeeper session id.
-pub type SessionId = i64;
-/// A ZooKeeper transaction id.
-pub type Zxid = i64;
+pub use zkdst_model::{SessionId, Stat, Zxid};
 
 /// A recorded run.
 #[derive(Debug, Clone, PartialEq, Default, Hash, Serialize, Deserialize)]
@@ -310,7 +307,7 @@ mod tests {
             outcome: Outcome::Ok {
                 value: Value::Created {
                     path: "/a0000000000".into(),
-                    stat: StatRecord::default(),
+                    stat: Stat::default(),
                 },
             },
             zxid: Some(0x1_0000_0002),

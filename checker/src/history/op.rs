@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Data, Names, SessionId, Zxid};
+use super::{Data, Names, SessionId, Stat};
 
 /// An operation a client invoked: a ZooKeeper call, a recipe-level action,
 /// or an operation on a generic object (register, key/value) from a
@@ -288,18 +288,18 @@ pub enum Value {
     },
     Created {
         path: String,
-        stat: StatRecord,
+        stat: Stat,
     },
     Stat {
-        stat: Option<StatRecord>,
+        stat: Option<Stat>,
     },
     Data {
         data: Data,
-        stat: StatRecord,
+        stat: Stat,
     },
     Children {
         children: Names,
-        stat: StatRecord,
+        stat: Stat,
     },
     Multi {
         results: Vec<MultiOpResult>,
@@ -346,11 +346,11 @@ pub enum Value {
 pub enum MultiOpResult {
     Create {
         path: String,
-        stat: StatRecord,
+        stat: Stat,
     },
     Delete,
     SetData {
-        stat: StatRecord,
+        stat: Stat,
     },
     Check,
     /// `code` is `Ok` for ops before the failing one, the error for the
@@ -358,22 +358,6 @@ pub enum MultiOpResult {
     Error {
         code: String,
     },
-}
-
-/// A znode's Stat, as a history records it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-pub struct StatRecord {
-    pub czxid: Zxid,
-    pub mzxid: Zxid,
-    pub ctime: i64,
-    pub mtime: i64,
-    pub version: i32,
-    pub cversion: i32,
-    pub aversion: i32,
-    pub ephemeral_owner: SessionId,
-    pub data_length: i32,
-    pub num_children: i32,
-    pub pzxid: Zxid,
 }
 
 /// A committed transaction, as a history records it.

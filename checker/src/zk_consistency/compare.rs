@@ -1,14 +1,14 @@
 //! Comparing what a client was told with what the replayed model says, and
 //! describing operations for explanations.
 
-use crate::history::{MultiOpResult, Op, Operation, StatRecord, Value};
+use crate::history::{MultiOpResult, Op, Operation, Stat, Value};
 use crate::properties::ms;
 
 use super::tree::{code, DataTree};
 
 /// Stat equality on the fields the model knows (not ctime, mtime, aversion).
 /// `owner`: compare the ephemeral owner too.
-pub fn stat_eq(a: &StatRecord, b: &StatRecord, owner: bool) -> bool {
+pub fn stat_eq(a: &Stat, b: &Stat, owner: bool) -> bool {
     a.czxid == b.czxid
         && a.mzxid == b.mzxid
         && a.pzxid == b.pzxid
@@ -20,15 +20,15 @@ pub fn stat_eq(a: &StatRecord, b: &StatRecord, owner: bool) -> bool {
 }
 
 /// A stat the recorder left empty (plain `create` returns no Stat).
-fn unrecorded(s: &StatRecord) -> bool {
-    *s == StatRecord::default()
+fn unrecorded(s: &Stat) -> bool {
+    *s == Stat::default()
 }
 
 /// `None` if the recorded write reply agrees with the model's; otherwise
 /// what differs. Replies with error codes the model does not decide
 /// (NoAuth, SessionExpired, ...) are not compared.
 pub fn write_reply_differs(recorded: &Value, model: &Value, owner: bool) -> Option<String> {
-    let stat_ok = |r: &StatRecord, m: &StatRecord| unrecorded(r) || stat_eq(r, m, owner);
+    let stat_ok = |r: &Stat, m: &Stat| unrecorded(r) || stat_eq(r, m, owner);
     let same = match (recorded, model) {
         (Value::Error { code: rc, results: rr }, Value::Error { code: mc, results: mr }) => {
             rc == mc && (rr.is_empty() || rr == mr)
@@ -164,7 +164,7 @@ pub fn read_differs(op: &Op, recorded: &Value, expected: &Value) -> Option<Strin
     }
     let root = read_path(op) == "/";
     let names = |rc: &[String], ec: &[String]| same_names(rc, ec, root);
-    let stat_ok = |r: &StatRecord, e: &StatRecord| root || stat_eq(r, e, true);
+    let stat_ok = |r: &Stat, e: &Stat| root || stat_eq(r, e, true);
     let same = match (recorded, expected) {
         (Value::Error { code: rc, .. }, _) if !code::modelled(rc) => true,
         (Value::Data { data: rd, stat: rs }, Value::Data { data: ed, stat: es }) => rd == ed && stat_ok(rs, es),
@@ -189,7 +189,7 @@ pub fn read_differs(op: &Op, recorded: &Value, expected: &Value) -> Option<Strin
 
 /// A compact rendering of a value for explanations.
 pub fn short_value(v: &Value) -> String {
-    let st = |s: &StatRecord| {
+    let st = |s: &Stat| {
         format!(
             "version {}, czxid {:#x}, mzxid {:#x}, cversion {}, owner {:#x}",
             s.version, s.czxid, s.mzxid, s.cversion, s.ephemeral_owner
@@ -258,7 +258,7 @@ mod tests {
     fn unrecorded_stats_and_unmodelled_errors_are_not_compared() {
         let m = Value::Created {
             path: "/a".into(),
-            stat: StatRecord {
+            stat: Stat {
                 czxid: 5,
                 ..Default::default()
             },
@@ -266,7 +266,7 @@ mod tests {
         assert!(write_reply_differs(
             &Value::Created {
                 path: "/a".into(),
-                stat: StatRecord::default()
+                stat: Stat::default()
             },
             &m,
             true
@@ -275,7 +275,7 @@ mod tests {
         assert!(write_reply_differs(
             &Value::Created {
                 path: "/b".into(),
-                stat: StatRecord::default()
+                stat: Stat::default()
             },
             &m,
             true
@@ -343,7 +343,7 @@ mod tests {
                 },
                 Value::Data {
                     data: Data(Vec::new()),
-                    stat: StatRecord::default(),
+                    stat: Stat::default(),
                 },
                 Value::Error {
                     code: missing.into(),
@@ -366,11 +366,11 @@ mod tests {
     fn children_order_is_ignored_and_root_zookeeper_filtered() {
         let e = Value::Children {
             children: vec!["a".to_string(), "b".into()].into(),
-            stat: StatRecord::default(),
+            stat: Stat::default(),
         };
         let r = Value::Children {
             children: vec!["b".to_string(), "zookeeper".into(), "a".into()].into(),
-            stat: StatRecord {
+            stat: Stat {
                 num_children: 3,
                 ..Default::default()
             },

@@ -1,7 +1,7 @@
 //! Hand-built histories: legal ones must pass, each anomaly must be named.
 
 use super::*;
-use crate::history::{CreateModeRecord, Data, StatRecord, TxnRecord, Value};
+use crate::history::{CreateModeRecord, Data, Stat, TxnRecord, Value};
 use crate::properties::testkit::Builder;
 use crate::properties::Verdict;
 
@@ -28,20 +28,20 @@ fn get(path: &str) -> Op {
         watch: false,
     }
 }
-fn stat(czxid: i64, mzxid: i64, version: i32, len: i32) -> StatRecord {
-    StatRecord {
+fn stat(czxid: i64, mzxid: i64, version: i32, len: i32) -> Stat {
+    Stat {
         czxid,
         mzxid,
         pzxid: czxid,
         version,
         data_length: len,
-        ..StatRecord::default()
+        ..Stat::default()
     }
 }
 fn ok(value: Value) -> Outcome {
     Outcome::Ok { value }
 }
-fn data(d: &str, s: StatRecord) -> Value {
+fn data(d: &str, s: Stat) -> Value {
     Value::Data {
         data: Data::from(d),
         stat: s,
@@ -254,7 +254,7 @@ fn sequential_names_and_error_replies_are_replayed() {
         22,
         ok(Value::Created {
             path: "/a/q-0000000000".into(),
-            stat: StatRecord::default(),
+            stat: Stat::default(),
         }),
         Some(3),
     );
@@ -298,7 +298,7 @@ fn sequential_names_and_error_replies_are_replayed() {
         22,
         ok(Value::Created {
             path: "/a/q-0000000001".into(),
-            stat: StatRecord::default(),
+            stat: Stat::default(),
         }),
         Some(3),
     );
@@ -353,7 +353,7 @@ fn expiry_must_delete_all_ephemerals_at_one_zxid() {
         3,
         ok(Value::Created {
             path: "/e".into(),
-            stat: StatRecord::default(),
+            stat: Stat::default(),
         }),
         Some(1),
     );
@@ -393,7 +393,7 @@ fn without_commits_write_order_and_bounded_replay() {
         10,
         ok(Value::Created {
             path: "/a".into(),
-            stat: StatRecord::default(),
+            stat: Stat::default(),
         }),
         Some(5),
     );
@@ -403,7 +403,7 @@ fn without_commits_write_order_and_bounded_replay() {
         13,
         ok(Value::Created {
             path: "/b".into(),
-            stat: StatRecord::default(),
+            stat: Stat::default(),
         }),
         Some(3),
     );
@@ -420,7 +420,7 @@ fn without_commits_write_order_and_bounded_replay() {
         2,
         ok(Value::Created {
             path: "/a".into(),
-            stat: StatRecord::default(),
+            stat: Stat::default(),
         }),
         Some(1),
     );

@@ -10,7 +10,7 @@
 
 use im::{OrdMap, OrdSet};
 
-use crate::history::{CreateModeRecord, Data, MultiOpResult, Op, SessionId, StatRecord, TxnRecord, Value, Zxid};
+use crate::history::{CreateModeRecord, Data, MultiOpResult, Op, SessionId, Stat, TxnRecord, Value, Zxid};
 
 /// One znode.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,9 +43,9 @@ impl Node {
     }
 
     /// The client-visible Stat (ctime/mtime/aversion are not modelled: 0).
-    pub fn stat(&self) -> StatRecord {
+    pub fn stat(&self) -> Stat {
         let n = self.children.len() as i32;
-        StatRecord {
+        Stat {
             czxid: self.czxid,
             mzxid: self.mzxid,
             ctime: 0,

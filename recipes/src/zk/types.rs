@@ -4,10 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ZkError;
 
-/// A session id as the server assigns it.
-pub type SessionId = i64;
-/// A ZooKeeper transaction id: `epoch << 32 | counter`.
-pub type Zxid = i64;
+pub use zkdst_model::{SessionId, Stat, Zxid};
 
 /// `version` argument meaning "any version" (ZooKeeper's -1; no other
 /// negative number is a wildcard).
@@ -69,31 +66,6 @@ impl CreateMode {
     }
     /// The largest TTL ZooKeeper accepts (2^40 - 1 ms).
     pub const MAX_TTL_MS: i64 = (1 << 40) - 1;
-}
-
-/// A znode's metadata, as `getData`/`exists` report it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-pub struct Stat {
-    /// zxid of the create.
-    pub czxid: Zxid,
-    /// zxid of the last data change.
-    pub mzxid: Zxid,
-    /// ms since the epoch of the create (leader clock).
-    pub ctime: i64,
-    /// ms since the epoch of the last data change.
-    pub mtime: i64,
-    /// number of data changes (wraps as a Java int).
-    pub version: i32,
-    /// client view of the child version: child creates + child deletes.
-    pub cversion: i32,
-    /// number of ACL changes.
-    pub aversion: i32,
-    /// owning session for ephemerals, else 0 (containers and TTL nodes too).
-    pub ephemeral_owner: SessionId,
-    pub data_length: i32,
-    pub num_children: i32,
-    /// zxid of the last child create or delete.
-    pub pzxid: Zxid,
 }
 
 /// Which events a persistent watch delivers (`AddWatchMode`).

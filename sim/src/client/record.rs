@@ -1,25 +1,9 @@
 //! How client calls appear in the history.
 
-use zkdst_checker::history::{CreateModeRecord, Data, MultiOpResult, Op as HOp, Outcome, StatRecord, Value};
-use zkdst_recipes::zk::{CreateMode, Op, OpResult, ReadOp, ReadResult, Stat, ZkError, Zxid};
+use zkdst_checker::history::{CreateModeRecord, Data, MultiOpResult, Op as HOp, Outcome, Value};
+use zkdst_recipes::zk::{CreateMode, Op, OpResult, ReadOp, ReadResult, ZkError, Zxid};
 
 use crate::proto::{Request, Response};
-
-pub fn stat_record(s: &Stat) -> StatRecord {
-    StatRecord {
-        czxid: s.czxid,
-        mzxid: s.mzxid,
-        ctime: s.ctime,
-        mtime: s.mtime,
-        version: s.version,
-        cversion: s.cversion,
-        aversion: s.aversion,
-        ephemeral_owner: s.ephemeral_owner,
-        data_length: s.data_length,
-        num_children: s.num_children,
-        pzxid: s.pzxid,
-    }
-}
 
 pub fn mode_record(m: CreateMode) -> CreateModeRecord {
     match m {
@@ -115,12 +99,10 @@ fn multi_result(r: &OpResult) -> MultiOpResult {
     match r {
         OpResult::Create { path, stat } => MultiOpResult::Create {
             path: path.clone(),
-            stat: stat_record(stat),
+            stat: *stat,
         },
         OpResult::Delete => MultiOpResult::Delete,
-        OpResult::SetData { stat } => MultiOpResult::SetData {
-            stat: stat_record(stat),
-        },
+        OpResult::SetData { stat } => MultiOpResult::SetData { stat: *stat },
         OpResult::Check => MultiOpResult::Check,
         OpResult::Error(None) => MultiOpResult::Error { code: "Ok".into() },
         OpResult::Error(Some(e)) => MultiOpResult::Error { code: e.name().into() },
@@ -131,7 +113,7 @@ fn read_result(r: &ReadResult) -> Value {
     match r {
         ReadResult::Data { data, stat } => Value::Data {
             data: Data(data.clone()),
-            stat: stat_record(stat),
+            stat: *stat,
         },
         ReadResult::Children { children } => {
             let mut children = children.clone();
@@ -158,12 +140,10 @@ pub fn outcome_of(r: &Result<(Response, Zxid), ZkError>) -> (Outcome, Option<Zxi
             let value = match resp {
                 Response::Create { path, stat } => Value::Created {
                     path: path.clone(),
-                    stat: stat_record(stat),
+                    stat: *stat,
                 },
                 Response::Delete | Response::Sync | Response::AddWatch | Response::CloseSession => Value::Unit,
-                Response::SetData { stat } => Value::Stat {
-                    stat: Some(stat_record(stat)),
-                },
+                Response::SetData { stat } => Value::Stat { stat: Some(*stat) },
                 Response::Multi(results) => Value::Multi {
                     results: results.iter().map(multi_result).collect(),
                 },
@@ -174,17 +154,15 @@ pub fn outcome_of(r: &Result<(Response, Zxid), ZkError>) -> (Outcome, Option<Zxi
                 Response::MultiRead(results) => Value::Reads {
                     results: results.iter().map(read_result).collect(),
                 },
-                Response::Exists(s) => Value::Stat {
-                    stat: s.as_ref().map(stat_record),
-                },
+                Response::Exists(s) => Value::Stat { stat: *s },
                 Response::GetData { data, stat } => Value::Data {
                     data: Data(data.clone()),
-                    stat: stat_record(stat),
+                    stat: *stat,
                 },
                 // Order is unspecified: record the canonical (sorted) form.
                 Response::GetChildren { sorted, stat, .. } => Value::Children {
                     children: sorted.clone(),
-                    stat: stat_record(stat),
+                    stat: *stat,
                 },
                 Response::Error(e) => Value::Error {
                     code: e.name().into(),

@@ -1,29 +1,13 @@
 //! Between the jute records of `zkdst-wire` and the simulator's own types:
-//! stats, create flags, error codes, events, and the requests a typed
+//! create flags, error codes, events, and the requests a typed
 //! server core executes.
 
-use zkdst_recipes::zk::{AddWatchMode, CreateMode, EventType, Op, OpResult, ReadOp, ReadResult, Stat, ZkError};
+use zkdst_recipes::zk::{AddWatchMode, CreateMode, EventType, Op, OpResult, ReadOp, ReadResult, ZkError};
 use zkdst_wire as w;
 use zkdst_wire::records::multi::{ReadOp as WReadOp, WriteOp};
 use zkdst_wire::{ErrorCode, MultiResult};
 
 use crate::proto::{Request, Response};
-
-pub fn stat(s: &Stat) -> w::Stat {
-    w::Stat {
-        czxid: s.czxid,
-        mzxid: s.mzxid,
-        ctime: s.ctime,
-        mtime: s.mtime,
-        version: s.version,
-        cversion: s.cversion,
-        aversion: s.aversion,
-        ephemeral_owner: s.ephemeral_owner,
-        data_length: s.data_length,
-        num_children: s.num_children,
-        pzxid: s.pzxid,
-    }
-}
 
 /// The wire code of an error (both tables are `KeeperException.Code`).
 pub fn code(e: &ZkError) -> ErrorCode {
@@ -142,11 +126,11 @@ pub fn op_result(op: Option<&WriteOp>, r: &OpResult) -> MultiResult {
             Some(WriteOp::Create(_)) | Some(WriteOp::Create2(_)) => MultiResult::Create { path: path.clone() },
             _ => MultiResult::Create2(w::Create2Response {
                 path: path.clone(),
-                stat: stat(s),
+                stat: *s,
             }),
         },
         OpResult::Delete => MultiResult::Delete,
-        OpResult::SetData { stat: s } => MultiResult::SetData { stat: stat(s) },
+        OpResult::SetData { stat: s } => MultiResult::SetData { stat: *s },
         OpResult::Check => MultiResult::Check,
         OpResult::Error(None) => MultiResult::Error(ErrorCode::Ok),
         OpResult::Error(Some(e)) => MultiResult::Error(code(e)),
@@ -157,7 +141,7 @@ pub fn read_result(r: &ReadResult) -> MultiResult {
     match r {
         ReadResult::Data { data, stat: s } => MultiResult::GetData(w::GetDataResponse {
             data: Some(data.clone()),
-            stat: stat(s),
+            stat: *s,
         }),
         ReadResult::Children { children } => MultiResult::GetChildren {
             children: children.clone(),
@@ -305,30 +289,21 @@ pub fn shape_reply(shape: &Shape, response: Response) -> Result<w::Response, Err
     match (shape, response) {
         (_, Response::Error(e)) => Err(code(&e)),
         (Shape::Create, Response::Create { path, .. }) => Ok(W::Create { path }),
-        (Shape::Create2, Response::Create { path, stat }) => Ok(W::Create2(w::Create2Response {
-            path,
-            stat: self::stat(&stat),
-        })),
+        (Shape::Create2, Response::Create { path, stat }) => Ok(W::Create2(w::Create2Response { path, stat })),
         (Shape::Delete, Response::Delete) => Ok(W::Delete),
-        (Shape::Exists, Response::Exists(Some(s))) => Ok(W::Exists { stat: stat(&s) }),
+        (Shape::Exists, Response::Exists(Some(s))) => Ok(W::Exists { stat: s }),
         (Shape::Exists | Shape::GetAcl, Response::Exists(None)) => Err(ErrorCode::NoNode),
         (Shape::GetAcl, Response::Exists(Some(s))) => Ok(W::GetAcl(w::GetAclResponse {
             acl: open_acl(),
-            stat: stat(&s),
+            stat: s,
         })),
-        (Shape::GetData, Response::GetData { data, stat }) => Ok(W::GetData(w::GetDataResponse {
-            data: Some(data),
-            stat: self::stat(&stat),
-        })),
-        (Shape::SetData, Response::SetData { stat }) => Ok(W::SetData {
-            stat: self::stat(&stat),
-        }),
+        (Shape::GetData, Response::GetData { data, stat }) => {
+            Ok(W::GetData(w::GetDataResponse { data: Some(data), stat }))
+        }
+        (Shape::SetData, Response::SetData { stat }) => Ok(W::SetData { stat }),
         (Shape::GetChildren, Response::GetChildren { children, .. }) => Ok(W::GetChildren { children }),
         (Shape::GetChildren2, Response::GetChildren { children, stat, .. }) => {
-            Ok(W::GetChildren2(w::GetChildren2Response {
-                children,
-                stat: self::stat(&stat),
-            }))
+            Ok(W::GetChildren2(w::GetChildren2Response { children, stat }))
         }
         (Shape::Sync(path), Response::Sync) => Ok(W::Sync { path: path.clone() }),
         (Shape::Check, Response::Multi(_)) => Ok(W::Check),

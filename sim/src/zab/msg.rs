@@ -5,20 +5,7 @@ use super::log::SyncKind;
 
 /// A server's id (`myid`).
 pub type ServerId = u32;
-/// `epoch << 32 | counter`.
-pub type Zxid = i64;
-
-pub fn make_zxid(epoch: u32, counter: u32) -> Zxid {
-    ((epoch as i64) << 32) | counter as i64
-}
-
-pub fn epoch_of(zxid: Zxid) -> u32 {
-    (zxid >> 32) as u32
-}
-
-pub fn counter_of(zxid: Zxid) -> u32 {
-    zxid as u32
-}
+pub use zkdst_model::{counter_of, epoch_of, make_zxid, Zxid};
 
 /// One entry of the transaction log.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,21 +3,9 @@
 use crate::error::WireError;
 use crate::primitives::{Reader, Record, Writer};
 
-/// A znode's metadata as the client sees it (68 bytes on the wire).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct Stat {
-    pub czxid: i64,
-    pub mzxid: i64,
-    pub ctime: i64,
-    pub mtime: i64,
-    pub version: i32,
-    pub cversion: i32,
-    pub aversion: i32,
-    pub ephemeral_owner: i64,
-    pub data_length: i32,
-    pub num_children: i32,
-    pub pzxid: i64,
-}
+/// A znode's metadata as the client sees it (68 bytes on the wire): the
+/// workspace's one `Stat`, read and written in jute's field order.
+pub use zkdst_model::Stat;
 
 impl Record for Stat {
     const MIN_SIZE: usize = 68;

@@ -1,0 +1,16 @@
+//! The words every crate shares, defined once, below both `recipes` (the
+//! client interface) and `checker` (the history): what a recipe reads back
+//! from ZooKeeper is the type a history records and a checker judges, with
+//! no mirror type and no conversion between them.
+//!
+//! `recipes` re-exports these from its `zk` interface module, so recipe
+//! code names them as before.
+
+mod stat;
+mod zxid;
+
+pub use stat::Stat;
+pub use zxid::{counter_of, epoch_of, make_zxid, Zxid};
+
+/// A session id as the server assigns it.
+pub type SessionId = i64;
