@@ -201,16 +201,13 @@ fn apply(c: &mut Cluster, f: &Fault, duration_ms: u64, clients: &ClientRegistry)
         }
         Fault::DropConnection { client } => {
             let h = clients.lock().unwrap_or_else(|e| e.into_inner()).get(client).cloned()?;
+            // The client records the fault itself (once).
             h.drop_connection();
-            c.recorder()
-                .fault("drop-connection", vec![format!("client{client}")], "");
             Some(Undo::Nothing)
         }
         Fault::LoseReply { client } => {
             let h = clients.lock().unwrap_or_else(|e| e.into_inner()).get(client).cloned()?;
             h.lose_next_write_reply();
-            c.recorder()
-                .fault("lose-reply", vec![format!("client{client}")], "next write reply lost");
             Some(Undo::Nothing)
         }
         Fault::ExpireSession { client } => {

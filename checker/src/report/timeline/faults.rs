@@ -122,8 +122,8 @@ pub fn spans(history: &History, end: Time) -> Vec<FaultSpan> {
         else {
             continue;
         };
-        // The simulator records a dropped connection twice (the client
-        // handle and the nemesis): one fault, one band.
+        // Histories recorded before the nemesis left the recording to the
+        // client handle carry a dropped connection twice: one band.
         if last == Some((*time, kind.as_str(), targets)) {
             continue;
         }
