@@ -1,7 +1,7 @@
 //! Writes a demo timeline and text report for a small lock history with a
 //! partition: `cargo run -p zkdst-checker --example timeline_demo -- OUT.html`.
 
-use zkdst_checker::history::{Event, History, Op, Outcome, Value};
+use zkdst_checker::history::{Event, History, Op, Outcome, SessionState, Value};
 use zkdst_checker::properties::{run_all, Params};
 use zkdst_checker::report::{render_html, render_text};
 
@@ -92,7 +92,7 @@ fn main() {
         time: 1200 * MS,
         client: 1,
         session: 0x11,
-        state: "expired".into(),
+        state: SessionState::Expired,
         server: Some(2),
     });
     h.events.push(Event::Fault {

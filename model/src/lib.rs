@@ -6,9 +6,11 @@
 //! `recipes` re-exports these from its `zk` interface module, so recipe
 //! code names them as before.
 
+mod session;
 mod stat;
 mod zxid;
 
+pub use session::SessionState;
 pub use stat::Stat;
 pub use zxid::{counter_of, epoch_of, make_zxid, Zxid};
 

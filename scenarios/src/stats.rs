@@ -59,7 +59,7 @@ pub fn analyse(h: &History, ops: &[Operation], stats: &mut Stats) {
                     epochs.push((*time, epoch));
                 }
             }
-            Event::Session { state, .. } => stats.add(&format!("session.{state}"), 1),
+            Event::Session { state, .. } => stats.add(&format!("session.{}", state.name()), 1),
             Event::Note { text, .. } => {
                 if let Some(what) = text.strip_prefix(crate::workload::EXERCISED) {
                     stats.add(what, 1);

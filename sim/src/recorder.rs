@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use zkdst_checker::history::{ClientId, Data, Event, History, Op, OpId, Outcome, TxnRecord};
 use zkdst_checker::properties::describe_op;
 use zkdst_checker::report::describe_outcome;
-use zkdst_recipes::zk::{SessionId, Zxid};
+use zkdst_recipes::zk::{SessionId, SessionState, Zxid};
 
 use crate::clock::SimClock;
 use crate::proto::LoggedTxn;
@@ -169,14 +169,14 @@ impl Recorder {
         });
     }
 
-    pub fn session_event(&self, client: ClientId, session: SessionId, state: &str, server: Option<ServerId>) {
+    pub fn session_event(&self, client: ClientId, session: SessionId, state: SessionState, server: Option<ServerId>) {
         let time = self.now_ns();
         tracing::info!(target: "zkdst::history", "session {session:#x} {state}{}", server.map(|s| format!(" on zk{s}")).unwrap_or_default());
         self.lock().history.events.push(Event::Session {
             time,
             client,
             session,
-            state: state.to_string(),
+            state,
             server,
         });
     }

@@ -27,7 +27,7 @@ pub type Time = u64;
 pub type ClientId = u32;
 /// Identifies one operation: its invocation and its completion share it.
 pub type OpId = u64;
-pub use zkdst_model::{SessionId, Stat, Zxid};
+pub use zkdst_model::{SessionId, SessionState, Stat, Zxid};
 
 /// A recorded run.
 #[derive(Debug, Clone, PartialEq, Default, Hash, Serialize, Deserialize)]
@@ -89,7 +89,7 @@ pub enum Event {
         time: Time,
         client: ClientId,
         session: SessionId,
-        state: String,
+        state: SessionState,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         server: Option<u32>,
     },

@@ -1,7 +1,9 @@
 //! Helpers shared by the property checkers: reading operations, outcomes
 //! and tokens, describing ops for explanations, and session ends.
 
-use crate::history::{ClientId, Event, History, Op, Operation, Outcome, SessionId, Time, TxnRecord, Value};
+use crate::history::{
+    ClientId, Event, History, Op, Operation, Outcome, SessionId, SessionState, Time, TxnRecord, Value,
+};
 
 use super::result::{ms, CheckResult};
 use super::Params;
@@ -80,8 +82,8 @@ pub fn describe(o: &Operation) -> String {
 }
 
 /// A session state that means the session is gone.
-pub fn is_session_end(state: &str) -> bool {
-    matches!(state.to_ascii_lowercase().as_str(), "expired" | "closed")
+pub fn is_session_end(state: SessionState) -> bool {
+    state.is_end()
 }
 
 /// The first time after `after` that the session of `o` (or, without a
@@ -96,7 +98,7 @@ pub fn session_end_after(h: &History, client: ClientId, session: Option<SessionI
                 session: s,
                 state,
                 ..
-            } if *c == client && is_session_end(state) && *time > after && session.is_none_or(|x| x == *s) => {
+            } if *c == client && is_session_end(*state) && *time > after && session.is_none_or(|x| x == *s) => {
                 Some(*time)
             }
             _ => None,
@@ -116,8 +118,8 @@ pub fn shows_session_alive(o: &Operation) -> bool {
 }
 
 /// A session state that means the session was connected.
-pub fn is_connected_state(state: &str) -> bool {
-    state.to_ascii_lowercase().starts_with("connected")
+pub fn is_connected_state(state: SessionState) -> bool {
+    state.is_connected()
 }
 
 /// The last sign that a session was alive before `before`: an Ok reply to
@@ -146,7 +148,7 @@ pub fn last_alive(
             session: s,
             state,
             ..
-        } if same(*c, Some(*s)) && is_connected_state(state) && *time < before => Some(*time),
+        } if same(*c, Some(*s)) && is_connected_state(*state) && *time < before => Some(*time),
         _ => None,
     });
     from_ops.chain(from_events).fold(floor, Time::max)

@@ -31,7 +31,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{ClientId, Event, History, Op, Operation, Outcome, SessionId, Time, TxnRecord, Value};
+use crate::history::{
+    ClientId, Event, History, Op, Operation, Outcome, SessionId, SessionState, Time, TxnRecord, Value,
+};
 
 use super::common::{describe, ok_value, token};
 use super::result::{ms, CheckResult, Violation};
@@ -150,15 +152,15 @@ impl Pauses {
 }
 
 /// What the judgements share.
-struct Context<'a> {
+struct Context {
     ends: SessionEnds,
-    states: SessionStates<'a>,
+    states: SessionStates,
     pauses: Pauses,
     grace: Option<u64>,
     end: Time,
 }
 
-impl Context<'_> {
+impl Context {
     /// Whether the leader could still believe it led at `at`: its client
     /// heard from its server, or was Disconnected for less than the grace,
     /// or was paused from the end of its grace until `at` (a GC pause: it
@@ -167,12 +169,12 @@ impl Context<'_> {
         let Some((state, since)) = self.states.at(client, session, at) else {
             return true;
         };
-        match state.to_ascii_lowercase().as_str() {
-            "disconnected" => self.grace.is_none_or(|g| {
+        match state {
+            SessionState::Disconnected => self.grace.is_none_or(|g| {
                 let deadline = since + g * NS_PER_MS;
                 at <= deadline + STEP || self.pauses.covering(client, deadline, at).is_some()
             }),
-            s => s.starts_with("connected"),
+            s => s.is_connected(),
         }
     }
 
@@ -191,11 +193,11 @@ impl Context<'_> {
 }
 
 /// Every session's states as its client saw them, in time order.
-struct SessionStates<'a>(BTreeMap<(ClientId, SessionId), Vec<(Time, &'a str)>>);
+struct SessionStates(BTreeMap<(ClientId, SessionId), Vec<(Time, SessionState)>>);
 
-impl<'a> SessionStates<'a> {
-    fn of(h: &'a History) -> Self {
-        let mut m: BTreeMap<(ClientId, SessionId), Vec<(Time, &'a str)>> = BTreeMap::new();
+impl SessionStates {
+    fn of(h: &History) -> Self {
+        let mut m: BTreeMap<(ClientId, SessionId), Vec<(Time, SessionState)>> = BTreeMap::new();
         for e in &h.events {
             if let Event::Session {
                 time,
@@ -205,7 +207,7 @@ impl<'a> SessionStates<'a> {
                 ..
             } = e
             {
-                m.entry((*client, *session)).or_default().push((*time, state.as_str()));
+                m.entry((*client, *session)).or_default().push((*time, *state));
             }
         }
         for v in m.values_mut() {
@@ -215,7 +217,7 @@ impl<'a> SessionStates<'a> {
     }
 
     /// The session's last state at or before `t`: (state, since).
-    fn at(&self, client: ClientId, session: SessionId, t: Time) -> Option<(&'a str, Time)> {
+    fn at(&self, client: ClientId, session: SessionId, t: Time) -> Option<(SessionState, Time)> {
         let v = self.0.get(&(client, session))?;
         let n = v.partition_point(|(time, _)| *time <= t);
         n.checked_sub(1).map(|i| (v[i].1, v[i].0))
@@ -286,9 +288,9 @@ fn acts_within_grace(ctx: &Context, grace: u64, r: &mut CheckResult, election: &
                 .covering(o.client, deadline, deadline)
                 .is_some_and(|(_, q)| t <= q.saturating_add(STEP))
         };
-        let kind = match state.to_ascii_lowercase().as_str() {
-            "disconnected" if o.invoked > deadline + STEP && !woke(o.invoked) => "acted-past-grace",
-            "expired" | "closed" if o.invoked > since + STEP => "acted-after-session-end",
+        let kind = match state {
+            SessionState::Disconnected if o.invoked > deadline + STEP && !woke(o.invoked) => "acted-past-grace",
+            SessionState::Expired | SessionState::Closed if o.invoked > since + STEP => "acted-after-session-end",
             _ => continue,
         };
         r.violation(

@@ -1,5 +1,6 @@
 //! Hand-built histories that keep and that break each leadership promise.
 
+use crate::history::SessionState;
 use crate::history::{History, Op, Outcome, TxnRecord, Value};
 use crate::properties::election::check;
 use crate::properties::testkit::Builder;
@@ -59,8 +60,8 @@ fn grace(ms: u64) -> Params {
 /// Client 1 leads 10–100 ms and hands over; client 2 leads from 120 ms.
 fn handover() -> Builder {
     let mut b = Builder::new();
-    b.session(0, 1, A, "connected");
-    b.session(0, 2, B, "connected");
+    b.session(0, 1, A, SessionState::SyncConnected);
+    b.session(0, 2, B, SessionState::SyncConnected);
     ok(&mut b, 0, 10, 1, A, camp(), Value::Token { token: 5 });
     ok(&mut b, 20, 22, 1, A, act(5), Value::Unit);
     ok(&mut b, 100, 110, 1, A, resign(), Value::Unit);
@@ -102,7 +103,7 @@ fn an_overlap_is_excused_when_the_older_leader_could_not_know() {
     // Client 1 is paused (it records nothing) while the ensemble expires
     // its session and elects client 2; on resume its act is rejected.
     let mut b = Builder::new();
-    b.session(0, 1, A, "connected");
+    b.session(0, 1, A, SessionState::SyncConnected);
     ok(&mut b, 0, 10, 1, A, camp(), Value::Token { token: 5 });
     b.fault_on(20, "pause", "client1");
     expire(&mut b, 50, A);
@@ -121,7 +122,7 @@ fn an_overlap_is_excused_when_the_older_leader_could_not_know() {
 fn an_expiry_excuses_only_a_leader_that_could_not_know() {
     let base = || {
         let mut b = Builder::new();
-        b.session(0, 1, A, "connected");
+        b.session(0, 1, A, SessionState::SyncConnected);
         ok(&mut b, 0, 10, 1, A, camp(), Value::Token { token: 5 });
         ok(&mut b, 5, 60, 2, B, camp(), Value::Token { token: 9 });
         b
@@ -131,7 +132,7 @@ fn an_expiry_excuses_only_a_leader_that_could_not_know() {
     // Disconnected at 20 ms, expired at 50 ms, still leading at 60 ms: with
     // no grace it should have stepped down at 20 ms.
     let mut b = base();
-    b.session(20, 1, A, "disconnected");
+    b.session(20, 1, A, SessionState::Disconnected);
     expire(&mut b, 50, A);
     let h: History = b.build();
     assert_eq!(check(&h, &grace(0)).kinds(), vec!["leaders-overlap"]);
@@ -147,7 +148,7 @@ fn an_expiry_excuses_only_a_leader_that_could_not_know() {
 #[test]
 fn acting_past_the_grace_after_disconnected_fails() {
     let mut b = handover();
-    b.session(40, 1, A, "disconnected");
+    b.session(40, 1, A, SessionState::Disconnected);
     ok(&mut b, 45, 46, 1, A, act(5), Value::Unit);
     // Within a 10 ms grace: fine.
     assert_eq!(check(&b.clone_build(), &grace(10)).verdict, Verdict::Pass);
@@ -159,14 +160,14 @@ fn acting_past_the_grace_after_disconnected_fails() {
     h.meta.insert("leader_grace_ms".into(), "2".into());
     assert_eq!(check(&h, &Params::default()).kinds(), vec!["acted-past-grace"]);
     // A reconnect before the act makes it fine again.
-    b.session(44, 1, A, "connected");
+    b.session(44, 1, A, SessionState::SyncConnected);
     assert_eq!(check(&b.build(), &grace(0)).verdict, Verdict::Pass);
 }
 
 #[test]
 fn acting_the_instant_the_disconnection_is_seen_is_fine() {
     let mut b = handover();
-    b.session(40, 1, A, "disconnected");
+    b.session(40, 1, A, SessionState::Disconnected);
     ok(&mut b, 40, 41, 1, A, act(5), Value::Unit);
     assert_eq!(check(&b.build(), &grace(0)).verdict, Verdict::Pass);
 }
@@ -174,7 +175,7 @@ fn acting_the_instant_the_disconnection_is_seen_is_fine() {
 #[test]
 fn acting_after_the_session_ended_fails() {
     let mut b = handover();
-    b.session(40, 1, A, "expired");
+    b.session(40, 1, A, SessionState::Expired);
     ok(&mut b, 60, 61, 1, A, act(5), Value::Unit);
     let r = check(&b.build(), &grace(1000));
     assert_eq!(r.kinds(), vec!["acted-after-session-end"], "{r:#?}");
@@ -183,7 +184,7 @@ fn acting_after_the_session_ended_fails() {
 #[test]
 fn without_a_recorded_grace_disconnected_acts_are_not_judged() {
     let mut b = handover();
-    b.session(40, 1, A, "disconnected");
+    b.session(40, 1, A, SessionState::Disconnected);
     ok(&mut b, 90, 91, 1, A, act(5), Value::Unit);
     let r = check(&b.build(), &Params::default());
     assert_eq!(r.verdict, Verdict::Pass);
@@ -205,7 +206,7 @@ fn a_rejected_act_without_an_excuse_fails_and_is_counted() {
 #[test]
 fn a_pause_over_the_grace_deadline_excuses_only_the_act_on_waking() {
     let mut b = handover();
-    b.session(40, 1, A, "disconnected");
+    b.session(40, 1, A, SessionState::Disconnected);
     // Grace 10 ms: due to step down at 50 ms, but paused 45–70 ms.
     b.fault_on(45, "pause", "client1");
     b.fault_on(70, "resume", "client1");
@@ -218,9 +219,9 @@ fn a_pause_over_the_grace_deadline_excuses_only_the_act_on_waking() {
 #[test]
 fn a_pause_from_the_grace_deadline_to_the_expiry_excuses_an_overlap() {
     let mut b = Builder::new();
-    b.session(0, 1, A, "connected");
+    b.session(0, 1, A, SessionState::SyncConnected);
     ok(&mut b, 0, 10, 1, A, camp(), Value::Token { token: 5 });
-    b.session(20, 1, A, "disconnected");
+    b.session(20, 1, A, SessionState::Disconnected);
     // Grace 10 ms: due at 30 ms; paused 25–90 ms, expired at 50 ms.
     b.fault_on(25, "pause", "client1");
     expire(&mut b, 50, A);

@@ -200,7 +200,7 @@ fn herd(h: &History, ops: &[Operation], r: &mut CheckResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::Value;
+    use crate::history::{SessionState, Value};
     use crate::properties::testkit::Builder;
     use crate::properties::Verdict;
 
@@ -252,7 +252,7 @@ mod tests {
         let a = b.invoke_s(0, 1, Some(7), acq(false));
         b.complete(a, 10, crate::history::Outcome::Ok { value: tok(1) });
         b.fault(12, "partition");
-        b.session(40, 1, 7, "expired");
+        b.session(40, 1, 7, SessionState::Expired);
         b.ok(30, 35, 2, acq(false), tok(2));
         b.info(50, 55, 1, rel());
         // The expired holder still writes to the resource: the resource's

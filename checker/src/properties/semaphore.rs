@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{ClientId, History, Op, Operation, Outcome, Time, Value};
+use crate::history::{ClientId, History, Op, Operation, Outcome, SessionState, Time, Value};
 
 use super::common::with_operations;
 use super::result::{CheckResult, Violation};
@@ -62,7 +62,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         if let Some(tc) = sessions.closed_commit(a.session, start) {
             end = end.min(tc.max(start));
         }
-        let ended = |state: &str| state == "expired" || state == "closed";
+        let ended = SessionState::is_end;
         let seen_end = a
             .session
             .and_then(|_| sessions.end_after(a.client, a.session, start, ended));
@@ -70,9 +70,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
             // The server may have expired the session well before the
             // client noticed: the hold is definite only up to the
             // session's last sign of life.
-            end = sessions.last_alive(a.client, a.session, start, te, succeeded, |state| {
-                state.starts_with("connected")
-            });
+            end = sessions.last_alive(a.client, a.session, start, te, succeeded, SessionState::is_connected);
         }
         if end > start {
             edges.push((start, 1, a.id));
@@ -155,8 +153,8 @@ mod tests {
         let mut b = Builder::new();
         let a = b.invoke_s(0, 1, Some(7), acquired());
         b.complete(a, 10, Outcome::Ok { value: Value::Unit });
-        b.session(12, 1, 7, "connected");
-        b.session(100, 1, 7, "expired");
+        b.session(12, 1, 7, SessionState::SyncConnected);
+        b.session(100, 1, 7, SessionState::Expired);
         b.ok(50, 60, 2, acquired(), Value::Unit);
         let h = b.build();
         assert_eq!(check(&h, &permits(1)).verdict, Verdict::Pass);
@@ -167,7 +165,7 @@ mod tests {
             time: 70 * MS,
             client: 1,
             session: 7,
-            state: "connected".into(),
+            state: SessionState::SyncConnected,
             server: None,
         });
         late.events.sort_by_key(Event::time);

@@ -8,10 +8,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{ClientId, Event, History, Operation, SessionId, Time, TxnRecord};
+use crate::history::{ClientId, Event, History, Operation, SessionId, SessionState, Time, TxnRecord};
 
 /// A session event of one client: time, session, state.
-type SessionEvent<'h> = (Time, SessionId, &'h str);
+type SessionEvent = (Time, SessionId, SessionState);
 
 /// Session facts of one history and its operations.
 #[derive(Debug, Default)]
@@ -19,7 +19,7 @@ pub struct SessionIndex<'h> {
     /// Commit times of each session's CloseSession, ascending.
     closes: BTreeMap<SessionId, Vec<Time>>,
     /// Each client's session events, by time (stable).
-    events: BTreeMap<ClientId, Vec<SessionEvent<'h>>>,
+    events: BTreeMap<ClientId, Vec<SessionEvent>>,
     /// Each client's completed operations, by completion time (stable).
     replies: BTreeMap<ClientId, Vec<(Time, &'h Operation)>>,
 }
@@ -40,11 +40,7 @@ impl<'h> SessionIndex<'h> {
                     session,
                     state,
                     ..
-                } => ix
-                    .events
-                    .entry(*client)
-                    .or_default()
-                    .push((*time, *session, state.as_str())),
+                } => ix.events.entry(*client).or_default().push((*time, *session, *state)),
                 _ => {}
             }
         }
@@ -80,12 +76,12 @@ impl<'h> SessionIndex<'h> {
         client: ClientId,
         session: Option<SessionId>,
         after: Time,
-        ended: impl Fn(&str) -> bool,
+        ended: impl Fn(SessionState) -> bool,
     ) -> Option<Time> {
         let v = self.events.get(&client)?;
         v[v.partition_point(|e| e.0 <= after)..]
             .iter()
-            .find(|(_, s, state)| session.is_none_or(|x| x == *s) && ended(state))
+            .find(|(_, s, state)| session.is_none_or(|x| x == *s) && ended(*state))
             .map(|e| e.0)
     }
 
@@ -100,7 +96,7 @@ impl<'h> SessionIndex<'h> {
         floor: Time,
         before: Time,
         alive: impl Fn(&Operation) -> bool,
-        connected: impl Fn(&str) -> bool,
+        connected: impl Fn(SessionState) -> bool,
     ) -> Time {
         let same = |s: Option<SessionId>| session.is_none() || s == session;
         let from_ops = self.replies.get(&client).and_then(|v| {
@@ -114,7 +110,7 @@ impl<'h> SessionIndex<'h> {
             v[..v.partition_point(|e| e.0 < before)]
                 .iter()
                 .rev()
-                .find(|(_, s, state)| same(Some(*s)) && connected(state))
+                .find(|(_, s, state)| same(Some(*s)) && connected(*state))
                 .map(|e| e.0)
         });
         [from_ops, from_events].into_iter().flatten().fold(floor, Time::max)
@@ -132,7 +128,7 @@ mod tests {
     };
     use crate::properties::testkit::Builder;
 
-    const STATES: [&str; 5] = ["connected", "Disconnected", "expired", "Closed", "connected_read_only"];
+    const STATES: [SessionState; 6] = SessionState::ALL;
 
     /// A history of 3 clients, 2 sessions each, from `steps`: (kind, time,
     /// client, session, pick).

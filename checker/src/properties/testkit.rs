@@ -1,6 +1,8 @@
 //! Hand-built histories for unit tests. Times are given in milliseconds.
 
-use crate::history::{ClientId, Event, History, Op, OpId, Outcome, SessionId, Time, TxnRecord, Value, Zxid};
+use crate::history::{
+    ClientId, Event, History, Op, OpId, Outcome, SessionId, SessionState, Time, TxnRecord, Value, Zxid,
+};
 
 pub const MS: Time = 1_000_000;
 
@@ -103,12 +105,12 @@ impl Builder {
         });
     }
 
-    pub fn session(&mut self, t: u64, client: ClientId, session: SessionId, state: &str) {
+    pub fn session(&mut self, t: u64, client: ClientId, session: SessionId, state: SessionState) {
         self.h.events.push(Event::Session {
             time: t * MS,
             client,
             session,
-            state: state.into(),
+            state,
             server: None,
         });
     }

@@ -111,7 +111,7 @@ fn certain_bound(history: &History, ops: &[Operation]) -> Option<Zxid> {
         .collect();
     for e in &history.events {
         if let Event::Session { session, state, .. } = e {
-            let ended = matches!(state.to_ascii_lowercase().as_str(), "expired" | "closed");
+            let ended = state.is_end();
             if ended && with_ephemerals.contains(session) {
                 let last = ops
                     .iter()

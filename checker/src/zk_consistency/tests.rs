@@ -1,6 +1,7 @@
 //! Hand-built histories: legal ones must pass, each anomaly must be named.
 
 use super::*;
+use crate::history::SessionState;
 use crate::history::{CreateModeRecord, Data, Stat, TxnRecord, Value};
 use crate::properties::testkit::Builder;
 use crate::properties::Verdict;
@@ -205,8 +206,8 @@ fn session_going_back_in_time_fails() {
     let mut b = base();
     let r1 = b.invoke_s(20, 1, Some(B), get("/a"));
     b.complete_z(r1, 21, ok(data("2", stat(1, 2, 1, 1))), Some(2));
-    b.session(22, 1, B, "disconnected");
-    b.session(23, 1, B, "connected");
+    b.session(22, 1, B, SessionState::Disconnected);
+    b.session(23, 1, B, SessionState::SyncConnected);
     // After reconnecting to a lagging server, the same session reads zxid 1.
     let r2 = b.invoke_s(24, 1, Some(B), get("/a"));
     b.complete_z(r2, 25, ok(data("1", stat(1, 1, 0, 1))), Some(1));

@@ -31,42 +31,7 @@ impl EventType {
     }
 }
 
-/// The session state reported with an event (`Watcher.Event.KeeperState`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum SessionState {
-    /// Not connected yet, or reconnecting; the session may still be alive.
-    Disconnected,
-    SyncConnected,
-    AuthFailed,
-    ConnectedReadOnly,
-    /// The server said the session is gone: its ephemerals are deleted.
-    Expired,
-    /// The handle was closed by its owner.
-    Closed,
-}
-
-impl SessionState {
-    /// Expired and Closed are terminal: the handle is dead.
-    pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            SessionState::Expired | SessionState::Closed | SessionState::AuthFailed
-        )
-    }
-    pub fn is_connected(self) -> bool {
-        matches!(self, SessionState::SyncConnected | SessionState::ConnectedReadOnly)
-    }
-    pub fn code(self) -> i32 {
-        match self {
-            SessionState::Disconnected => 0,
-            SessionState::SyncConnected => 3,
-            SessionState::AuthFailed => 4,
-            SessionState::ConnectedReadOnly => 5,
-            SessionState::Expired => -112,
-            SessionState::Closed => 7,
-        }
-    }
-}
+pub use zkdst_model::SessionState;
 
 /// A watch notification.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -91,15 +91,7 @@ impl Shared {
             s.watchers.retain(|w| w.send(state));
             (s.session, s.server)
         };
-        let name = match state {
-            SessionState::SyncConnected => "connected",
-            SessionState::Disconnected => "disconnected",
-            SessionState::Expired => "expired",
-            SessionState::Closed => "closed",
-            SessionState::AuthFailed => "auth_failed",
-            SessionState::ConnectedReadOnly => "connected_read_only",
-        };
-        self.recorder.session_event(self.id, session, name, server);
+        self.recorder.session_event(self.id, session, state, server);
     }
     pub(crate) fn record_watch(&self, event_type: EventType, path: &str) {
         let session = self.session_id();

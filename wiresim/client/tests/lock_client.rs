@@ -15,7 +15,7 @@
 use std::time::Duration;
 
 use madsim::rand::Rng;
-use zkdst_checker::history::{Op, Outcome, Value};
+use zkdst_checker::history::{Op, Outcome, SessionState, Value};
 use zkdst_checker::properties::registry;
 use zkdst_checker::Verdict;
 use zkdst_sim::cluster::{Cluster, EnsembleConfig, NodeRef};
@@ -36,14 +36,14 @@ fn cfg() -> EnsembleConfig {
     }
 }
 
-fn state_name(s: zkc::SessionState) -> &'static str {
+fn state(s: zkc::SessionState) -> SessionState {
     match s {
-        zkc::SessionState::Disconnected => "Disconnected",
-        zkc::SessionState::SyncConnected => "SyncConnected",
-        zkc::SessionState::ConnectedReadOnly => "ConnectedReadOnly",
-        zkc::SessionState::Expired => "Expired",
-        zkc::SessionState::AuthFailed => "AuthFailed",
-        zkc::SessionState::Closed => "Closed",
+        zkc::SessionState::Disconnected => SessionState::Disconnected,
+        zkc::SessionState::SyncConnected => SessionState::SyncConnected,
+        zkc::SessionState::ConnectedReadOnly => SessionState::ConnectedReadOnly,
+        zkc::SessionState::Expired => SessionState::Expired,
+        zkc::SessionState::AuthFailed => SessionState::AuthFailed,
+        zkc::SessionState::Closed => SessionState::Closed,
     }
 }
 
@@ -88,13 +88,13 @@ async fn app(id: u32, rec: Recorder, until: std::time::Instant, usage: Usage, ex
             continue;
         };
         let session = zk.session_id().0;
-        rec.session_event(id, session, "SyncConnected", None);
+        rec.session_event(id, session, SessionState::SyncConnected, None);
         let mut states = zk.state_watcher();
         let srec = rec.clone();
         madsim::task::spawn(async move {
             loop {
                 let s = states.changed().await;
-                srec.session_event(id, session, state_name(s), None);
+                srec.session_event(id, session, state(s), None);
                 if s.is_terminated() {
                     return;
                 }

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use crate::history::{ClientId, Event, History, OpId, Operation, Outcome, Time, Value};
+use crate::history::{ClientId, Event, History, OpId, Operation, Outcome, SessionState, Time, Value};
 use crate::properties::{describe_op, ms};
 
 use super::super::outcome_text;
@@ -120,7 +120,7 @@ pub fn connections(history: &History, end: Time) -> Vec<(ClientId, Time, Time, O
             if let Some((t0, s, sess)) = open.remove(client) {
                 out.push((*client, t0, *time, s, sess));
             }
-            if state.to_ascii_lowercase().starts_with("connected") {
+            if state.is_connected() {
                 open.insert(*client, (*time, *server, *session));
             }
         }
@@ -196,11 +196,13 @@ pub fn draw_under(
                 let Some((ly, lh)) = lanes.lanes.get(client).copied() else {
                     continue;
                 };
-                let st = state.to_ascii_lowercase();
-                let cls = ["connected", "disconnected", "expired", "closed"]
-                    .iter()
-                    .find(|k| st.starts_with(*k))
-                    .map_or("other", |k| k);
+                let cls = match state {
+                    SessionState::SyncConnected | SessionState::ConnectedReadOnly => "connected",
+                    SessionState::Disconnected => "disconnected",
+                    SessionState::Expired => "expired",
+                    SessionState::Closed => "closed",
+                    SessionState::AuthFailed => "other",
+                };
                 let tip = format!(
                     "session {session:#x} {state} at {}{}",
                     ms(*time),

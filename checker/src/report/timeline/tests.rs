@@ -1,5 +1,6 @@
 use super::canvas::nice_step;
 use super::*;
+use crate::history::SessionState;
 use crate::history::{Event, Op, Outcome, TxnRecord, Value};
 use crate::properties::testkit::{Builder, MS};
 use crate::properties::{run_all, Params};
@@ -24,7 +25,7 @@ fn bad_history() -> History {
     );
     b.fault(12, "partition");
     b.ok(15, 30, 2, acq(), Value::Token { token: 2 });
-    b.session(20, 2, 0x20, "connected");
+    b.session(20, 2, 0x20, SessionState::SyncConnected);
     b.fault(40, "heal");
     b.info(
         45,
@@ -66,7 +67,7 @@ fn connected(time: u64, client: u32, server: u32) -> Event {
         time: time * MS,
         client,
         session: 0x30,
-        state: "connected".into(),
+        state: SessionState::SyncConnected,
         server: Some(server),
     }
 }
