@@ -48,7 +48,9 @@ impl TryFrom<String> for Node {
     }
 }
 
-/// The kinds of fault a swarm draws from.
+/// The kinds of fault: what a swarm draws from (its weights' keys), what
+/// a plan's `kind` names (a pause split by the node it stops), and the
+/// `fault.KIND` / `skipped.KIND` stats. One name each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FaultKind {
@@ -59,7 +61,9 @@ pub enum FaultKind {
     OneWayCut,
     ClientCut,
     KillLeader,
-    KillRandom,
+    /// A server drawn at random (`kill-random` in older scenario files).
+    #[serde(alias = "kill-random")]
+    KillServer,
     DropConnection,
     LoseReply,
     ExpireSession,
@@ -78,7 +82,7 @@ impl FaultKind {
         FaultKind::OneWayCut,
         FaultKind::ClientCut,
         FaultKind::KillLeader,
-        FaultKind::KillRandom,
+        FaultKind::KillServer,
         FaultKind::DropConnection,
         FaultKind::LoseReply,
         FaultKind::ExpireSession,
@@ -88,11 +92,24 @@ impl FaultKind {
         FaultKind::DeleteRecipeDir,
     ];
 
-    pub fn name(self) -> String {
-        serde_json::to_value(self)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default()
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::PartitionHalves => "partition-halves",
+            FaultKind::IsolateLeader => "isolate-leader",
+            FaultKind::MajoritiesRing => "majorities-ring",
+            FaultKind::Bridge => "bridge",
+            FaultKind::OneWayCut => "one-way-cut",
+            FaultKind::ClientCut => "client-cut",
+            FaultKind::KillLeader => "kill-leader",
+            FaultKind::KillServer => "kill-server",
+            FaultKind::DropConnection => "drop-connection",
+            FaultKind::LoseReply => "lose-reply",
+            FaultKind::ExpireSession => "expire-session",
+            FaultKind::PauseClient => "pause-client",
+            FaultKind::PauseServer => "pause-server",
+            FaultKind::LatencySpike => "latency-spike",
+            FaultKind::DeleteRecipeDir => "delete-recipe-dir",
+        }
     }
 }
 
@@ -136,25 +153,30 @@ pub enum Fault {
 }
 
 impl Fault {
+    /// The kind of this fault.
+    pub fn kind(&self) -> FaultKind {
+        match self {
+            Fault::PartitionHalves { .. } => FaultKind::PartitionHalves,
+            Fault::IsolateLeader => FaultKind::IsolateLeader,
+            Fault::MajoritiesRing { .. } => FaultKind::MajoritiesRing,
+            Fault::Bridge { .. } => FaultKind::Bridge,
+            Fault::OneWayCut { .. } => FaultKind::OneWayCut,
+            Fault::ClientCut { .. } => FaultKind::ClientCut,
+            Fault::KillLeader { .. } => FaultKind::KillLeader,
+            Fault::KillServer { .. } => FaultKind::KillServer,
+            Fault::DropConnection { .. } => FaultKind::DropConnection,
+            Fault::LoseReply { .. } => FaultKind::LoseReply,
+            Fault::ExpireSession { .. } => FaultKind::ExpireSession,
+            Fault::Pause { node: Node::Client(_) } => FaultKind::PauseClient,
+            Fault::Pause { node: Node::Server(_) } => FaultKind::PauseServer,
+            Fault::LatencySpike { .. } => FaultKind::LatencySpike,
+            Fault::DeleteRecipeDir { .. } => FaultKind::DeleteRecipeDir,
+        }
+    }
+
     /// The stat name of this fault (`fault.kill-leader`).
     pub fn kind_name(&self) -> &'static str {
-        match self {
-            Fault::PartitionHalves { .. } => "partition-halves",
-            Fault::IsolateLeader => "isolate-leader",
-            Fault::MajoritiesRing { .. } => "majorities-ring",
-            Fault::Bridge { .. } => "bridge",
-            Fault::OneWayCut { .. } => "one-way-cut",
-            Fault::ClientCut { .. } => "client-cut",
-            Fault::KillLeader { .. } => "kill-leader",
-            Fault::KillServer { .. } => "kill-random",
-            Fault::DropConnection { .. } => "drop-connection",
-            Fault::LoseReply { .. } => "lose-reply",
-            Fault::ExpireSession { .. } => "expire-session",
-            Fault::Pause { node: Node::Client(_) } => "pause-client",
-            Fault::Pause { node: Node::Server(_) } => "pause-server",
-            Fault::LatencySpike { .. } => "latency-spike",
-            Fault::DeleteRecipeDir { .. } => "delete-recipe-dir",
-        }
+        self.kind().name()
     }
 
     /// True for faults that happen at an instant (nothing to undo).
@@ -347,7 +369,7 @@ fn swarm(scenario: &Scenario, seed: u64) -> Vec<TimedFault> {
             FaultKind::KillLeader => Fault::KillLeader {
                 lose_unsynced: rng.gen_bool(0.5),
             },
-            FaultKind::KillRandom => Fault::KillServer {
+            FaultKind::KillServer => Fault::KillServer {
                 server: pick(&mut rng, &servers),
                 lose_unsynced: rng.gen_bool(0.5),
             },
@@ -428,6 +450,28 @@ mod tests {
 
     fn scenario() -> Scenario {
         Scenario::parse("name = \"x\"\n[workload]\nrecipe = \"lock\"\n", "x").unwrap()
+    }
+
+    /// A fault's stat name is its plan `kind` (a pause is split by the
+    /// node it stops), so a plan file, the stats and a swarm's weights
+    /// name each kind alike.
+    #[test]
+    fn stats_name_a_fault_as_its_plan_does() {
+        let s = scenario();
+        let mut seen = std::collections::BTreeSet::new();
+        for seed in 0..200 {
+            for f in FaultPlan::generate(&s, seed).faults {
+                let json = serde_json::to_value(&f.fault).unwrap();
+                let tag = json["kind"].as_str().unwrap().to_string();
+                let name = f.fault.kind_name();
+                match tag.as_str() {
+                    "pause" => assert!(name == "pause-client" || name == "pause-server", "{name}"),
+                    _ => assert_eq!(name, tag),
+                }
+                seen.insert(f.fault.kind());
+            }
+        }
+        assert!(seen.contains(&FaultKind::KillServer), "{seen:?}");
     }
 
     #[test]

@@ -658,6 +658,17 @@ mod tests {
     }
 
     #[test]
+    fn a_fault_kind_has_one_name_and_the_old_swarm_key_still_reads() {
+        for k in FaultKind::ALL {
+            let toml = format!("{MIN}[faults.swarm]\n{} = 0.25\n", k.name());
+            let s = Scenario::parse(&toml, "x.toml").unwrap_or_else(|e| panic!("{}: {e}", k.name()));
+            assert_eq!(s.faults.swarm.get(&k), Some(&0.25), "{}", k.name());
+        }
+        let s = Scenario::parse(&format!("{MIN}[faults.swarm]\nkill-random = 0.25\n"), "x.toml").unwrap();
+        assert_eq!(s.faults.swarm.get(&FaultKind::KillServer), Some(&0.25));
+    }
+
+    #[test]
     fn session_timeout_must_be_one_the_servers_grant() {
         let e = |t: u32| {
             Scenario::parse(
