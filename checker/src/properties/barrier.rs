@@ -21,6 +21,7 @@ use crate::history::{ClientId, History, Op, Operation, Time};
 use super::common::{describe, session_closed_commit, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
 use super::Params;
+use super::ViolationKind;
 
 pub const NAME: &str = "barrier";
 pub const DOUBLE: &str = "double-barrier";
@@ -80,7 +81,7 @@ pub fn check_ops(_h: &History, ops: &[Operation], p: &Params) -> CheckResult {
                     .any(|x| x.invoked > set.invoked && x.invoked < passed && x.may_have_happened())
                 {
                     r.violation(
-                        Violation::new("passed-before-removal", format!("barrier {name}: {} returned at {} although the barrier set by {} had not been removed yet", describe(w), ms(passed), describe(set)))
+                        Violation::new(ViolationKind::PassedBeforeRemoval, format!("barrier {name}: {} returned at {} although the barrier set by {} had not been removed yet", describe(w), ms(passed), describe(set)))
                             .ops([w.id, set.id])
                             .clients([w.client])
                             .times([passed]),
@@ -94,7 +95,7 @@ pub fn check_ops(_h: &History, ops: &[Operation], p: &Params) -> CheckResult {
                 if entered.len() < n {
                     r.violation(
                         Violation::new(
-                            "passed-before-n-entered",
+                            ViolationKind::PassedBeforeNEntered,
                             format!(
                                 "barrier {name}: {} returned at {} when only {} of {n} clients had entered",
                                 describe(w),
@@ -160,7 +161,7 @@ pub fn check_double_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResu
                 let entered = clients_invoked_before(round.enters.iter(), t);
                 if entered.len() < n {
                     r.violation(
-                        Violation::new("entered-early", format!("double barrier {name}, round {}: {} passed enter at {} when only {} of {n} clients had entered", k + 1, describe(e), ms(t), entered.len()))
+                        Violation::new(ViolationKind::EnteredEarly, format!("double barrier {name}, round {}: {} passed enter at {} when only {} of {n} clients had entered", k + 1, describe(e), ms(t), entered.len()))
                             .ops([e.id])
                             .clients([e.client])
                             .times([t]),
@@ -171,7 +172,7 @@ pub fn check_double_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResu
                 let entered = clients_invoked_before(round.enters.iter(), l.invoked);
                 if entered.len() < n {
                     r.violation(
-                        Violation::new("left-before-all-entered", format!("double barrier {name}, round {}: {} started leaving at {} when only {} of {n} clients had entered", k + 1, describe(l), ms(l.invoked), entered.len()))
+                        Violation::new(ViolationKind::LeftBeforeAllEntered, format!("double barrier {name}, round {}: {} started leaving at {} when only {} of {n} clients had entered", k + 1, describe(l), ms(l.invoked), entered.len()))
                             .ops([l.id])
                             .clients([l.client])
                             .times([l.invoked]),
@@ -188,7 +189,7 @@ pub fn check_double_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResu
                     .collect();
                 if !waiting.is_empty() {
                     r.violation(
-                        Violation::new("left-early", format!("double barrier {name}, round {}: {} passed leave at {} while client(s) {} had not left", k + 1, describe(l), ms(t), waiting.join(", ")))
+                        Violation::new(ViolationKind::LeftEarly, format!("double barrier {name}, round {}: {} passed leave at {} while client(s) {} had not left", k + 1, describe(l), ms(t), waiting.join(", ")))
                             .ops([l.id])
                             .clients([l.client])
                             .times([t]),

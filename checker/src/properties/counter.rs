@@ -10,6 +10,7 @@ use crate::history::{History, Op, Operation, Value};
 use super::common::{describe, ok_value, with_operations};
 use super::result::{CheckResult, Violation};
 use super::Params;
+use super::ViolationKind;
 
 pub const NAME: &str = "counter";
 
@@ -65,7 +66,7 @@ pub fn check_ops(_h: &History, ops: &[Operation], p: &Params) -> CheckResult {
             let side = if value > hi { "above" } else { "below" };
             r.violation(
                 Violation::new(
-                    "counter-out-of-bounds",
+                    ViolationKind::CounterOutOfBounds,
                     format!("counter {counter}: {} saw {value}, {side} the possible range [{lo}, {hi}] ({definite} increment(s) acknowledged before it, {possible} concurrent or unknown)", describe(rd)),
                 )
                 .ops([rd.id])

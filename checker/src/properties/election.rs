@@ -15,6 +15,7 @@ use super::common::{describe, stale_tokens_by, succeeded, token, with_operations
 use super::leadership;
 use super::result::{CheckResult, Violation};
 use super::Params;
+use super::ViolationKind;
 
 pub const NAME: &str = "election";
 
@@ -57,7 +58,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
             if let Some(other) = os.iter().find(|o| o.client != first.client) {
                 r.violation(
                     Violation::new(
-                        "two-leaders-one-epoch",
+                        ViolationKind::TwoLeadersOneEpoch,
                         format!(
                             "election {election}: epoch {t} has two leaders: {} and {}",
                             describe(first),
@@ -80,7 +81,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
             }
             r.violation(
                 Violation::new(
-                    "token-not-increasing",
+                    ViolationKind::TokenNotIncreasing,
                     format!(
                         "election {election}: {} was elected with token {tb} after {} had been elected with token {ta}",
                         describe(ob),
@@ -96,7 +97,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         for (a, b) in stale_tokens_by(&items(xs), false) {
             let ((oa, ta), (ob, tb)) = (xs[a], xs[b]);
             r.violation(
-                Violation::new("stale-leader-acted", format!("election {election}: {} acted as leader with token {tb} after {} had acted with the newer token {ta}", describe(ob), describe(oa)))
+                Violation::new(ViolationKind::StaleLeaderActed, format!("election {election}: {} acted as leader with token {tb} after {} had acted with the newer token {ta}", describe(ob), describe(oa)))
                     .ops([oa.id, ob.id])
                     .clients([oa.client, ob.client])
                     .times([oa.completed.unwrap_or(oa.invoked), ob.invoked]),

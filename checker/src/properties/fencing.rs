@@ -10,6 +10,7 @@ use crate::history::{History, Op, Operation};
 use super::common::{describe, stale_tokens, succeeded, token, with_operations};
 use super::result::{ms, CheckResult, Violation};
 use super::Params;
+use super::ViolationKind;
 
 pub const NAME: &str = "fencing";
 
@@ -39,7 +40,7 @@ pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
             let ((oa, ta), (ob, tb)) = (ws[a], ws[b]);
             r.violation(
                 Violation::new(
-                    "stale-token-accepted",
+                    ViolationKind::StaleTokenAccepted,
                     format!(
                         "resource {resource} accepted token {tb} from {} although it had already accepted the newer token {ta} from {} (completed at {})",
                         describe(ob),
@@ -64,7 +65,7 @@ pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
         match issued.get(&(lock.as_str(), t)) {
             Some(first) if first.client != o.client => r.violation(
                 Violation::new(
-                    "duplicate-token",
+                    ViolationKind::DuplicateToken,
                     format!(
                         "lock {lock} handed the same fencing token {t} to {} and to {}",
                         describe(first),

@@ -37,6 +37,7 @@ use crate::history::{
 
 use super::common::{describe, ok_value, token};
 use super::result::{ms, CheckResult, Violation};
+use super::ViolationKind;
 use super::{Params, NS_PER_MS};
 
 /// How long an application may take to hear what its recipe learned: its
@@ -241,7 +242,7 @@ fn overlaps(ctx: &Context, r: &mut CheckResult, election: &str, terms: &[Term]) 
                     };
                     r.violation(
                         Violation::new(
-                            "leaders-overlap",
+                            ViolationKind::LeadersOverlap,
                             format!(
                                 "election {election}: client {} led with token {} from {} until {until}, but client {} \
                                  was elected with token {} at {} ({}); the older leader's session had not ended while \
@@ -289,8 +290,12 @@ fn acts_within_grace(ctx: &Context, grace: u64, r: &mut CheckResult, election: &
                 .is_some_and(|(_, q)| t <= q.saturating_add(STEP))
         };
         let kind = match state {
-            SessionState::Disconnected if o.invoked > deadline + STEP && !woke(o.invoked) => "acted-past-grace",
-            SessionState::Expired | SessionState::Closed if o.invoked > since + STEP => "acted-after-session-end",
+            SessionState::Disconnected if o.invoked > deadline + STEP && !woke(o.invoked) => {
+                ViolationKind::ActedPastGrace
+            }
+            SessionState::Expired | SessionState::Closed if o.invoked > since + STEP => {
+                ViolationKind::ActedAfterSessionEnd
+            }
             _ => continue,
         };
         r.violation(
@@ -332,7 +337,7 @@ fn acts_after_loss(r: &mut CheckResult, election: &str, ops: &[Operation], terms
         if let Some(o) = late {
             r.violation(
                 Violation::new(
-                    "acted-after-loss",
+                    ViolationKind::ActedAfterLoss,
                     format!(
                         "election {election}: client {} acted as leader with token {} at {}, after the recipe \
                          reported that leadership lost at {}: {}",
@@ -373,7 +378,7 @@ fn rejected_acts(ctx: &Context, r: &mut CheckResult, election: &str, ops: &[Oper
         {
             r.violation(
                 Violation::new(
-                    "stale-act-rejected",
+                    ViolationKind::StaleActRejected,
                     format!(
                         "election {election}: the resource rejected {} (a newer leader had acted), yet the \
                          ensemble never ended client {}'s session while it could not know: the election let it fall \

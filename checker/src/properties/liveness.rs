@@ -11,6 +11,7 @@ use crate::history::{History, Op, Operation, Time};
 
 use super::common::{describe, session_end_after, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
+use super::ViolationKind;
 use super::{end_of_history, healed_at, Params, NS_PER_MS};
 
 pub const NAME: &str = "liveness";
@@ -121,7 +122,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         };
         r.violation(
             Violation::new(
-                "stuck",
+                ViolationKind::Stuck,
                 format!("{} was {state} {} after the faults healed at {} (bound {} ms): the recipe hangs with nothing left to wait for", describe(o), ms(waited), ms(heal), p.liveness_bound_ms),
             )
             .ops([o.id])

@@ -16,6 +16,7 @@ use crate::history::{ClientId, History, Op, Operation, Value};
 
 use super::common::{describe, ok_value, session_end_after, succeeded, with_operations};
 use super::result::{CheckResult, Violation};
+use super::ViolationKind;
 use super::{healed_at, Params};
 
 pub const MEMBERSHIP: &str = "membership";
@@ -56,7 +57,7 @@ pub fn check_membership_ops(h: &History, ops: &[Operation], p: &Params) -> Check
                 if v != fv {
                     r.violation(
                         Violation::new(
-                            "views-diverge",
+                            ViolationKind::ViewsDiverge,
                             format!(
                                 "group {group}: after the heal {} ended with [{}] but {} ended with [{}]",
                                 describe(first),
@@ -97,7 +98,7 @@ pub fn check_membership_ops(h: &History, ops: &[Operation], p: &Params) -> Check
                 {
                     r.violation(
                         Violation::new(
-                            "member-missing",
+                            ViolationKind::MemberMissing,
                             format!(
                                 "group {group}: {} acknowledged, yet {} did not list {member}",
                                 describe(j),
@@ -111,7 +112,7 @@ pub fn check_membership_ops(h: &History, ops: &[Operation], p: &Params) -> Check
                 if !joined && view.contains(member.as_str()) {
                     r.violation(
                         Violation::new(
-                            "member-lingers",
+                            ViolationKind::MemberLingers,
                             format!(
                                 "group {group}: {} acknowledged, yet {} still lists {member}",
                                 describe(j),
@@ -161,7 +162,7 @@ pub fn check_config_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResu
                 if version < pv {
                     r.violation(
                         Violation::new(
-                            "config-went-back",
+                            ViolationKind::ConfigWentBack,
                             format!(
                                 "key {key}: client {} saw version {pv} ({}) and later version {version} ({})",
                                 o.client,
@@ -180,7 +181,7 @@ pub fn check_config_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResu
             match by_version.get(version) {
                 Some((other, v)) if v != value => r.violation(
                     Violation::new(
-                        "config-version-conflict",
+                        ViolationKind::ConfigVersionConflict,
                         format!(
                             "key {key}: version {version} read as {v:?} by {} and as {value:?} by {}",
                             describe(other),
@@ -221,7 +222,7 @@ pub fn check_config_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResu
                 let expect = finals.iter().copied().collect::<Vec<_>>().join(" or ");
                 r.violation(
                     Violation::new(
-                        "config-not-converged",
+                        ViolationKind::ConfigNotConverged,
                         format!(
                             "key {key}: after the heal and the last set, {} still read {value:?}, expected {expect}",
                             describe(o)

@@ -3,11 +3,13 @@
 //! liveness, each a pure `fn check(&History, &Params) -> CheckResult`, and a
 //! registry that runs them by name.
 
+mod kind;
 mod params;
 mod result;
 #[cfg(test)]
 pub(crate) mod testkit;
 
+pub use kind::ViolationKind;
 pub use params::{end_of_history, healed_at, Delivery, Params, NS_PER_MS};
 pub use result::{ms, CheckResult, Verdict, Violation, MAX_LISTED_VIOLATIONS};
 

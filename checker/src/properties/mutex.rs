@@ -18,6 +18,7 @@ use super::common::{describe, is_connected_state, is_session_end, shows_session_
 use super::result::{ms, CheckResult, Violation};
 use super::sessions::SessionIndex;
 use super::Params;
+use super::ViolationKind;
 
 pub const NAME: &str = "mutex";
 
@@ -104,9 +105,9 @@ pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
                 }
                 let (from, to) = (b.start, a.end.min(b.end));
                 let kind = if a.shared || b.shared {
-                    "rwlock-overlap"
+                    ViolationKind::RwlockOverlap
                 } else {
-                    "mutex-overlap"
+                    ViolationKind::MutexOverlap
                 };
                 let d = |x: &Hold| {
                     let op = by_id.get(&x.acquire).map(|o| describe(o)).unwrap_or_default();

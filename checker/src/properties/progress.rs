@@ -9,6 +9,7 @@ use crate::history::{History, Op, Operation, Outcome, Value};
 
 use super::common::with_operations;
 use super::result::{CheckResult, Violation};
+use super::ViolationKind;
 use super::{healed_at, Params};
 
 pub const NAME: &str = "progress";
@@ -47,7 +48,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     r.figure("ops_after_heal", done as f64);
     if done < min {
         r.violation(Violation::new(
-            "no-progress",
+            ViolationKind::NoProgress,
             format!("only {done} operation(s) succeeded after the faults healed (at least {min} required)"),
         ));
     }

@@ -14,6 +14,7 @@ use crate::history::{History, Op, Operation, Value};
 
 use super::common::{describe, ok_value, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
+use super::ViolationKind;
 use super::{Delivery, Params};
 
 pub const NAME: &str = "queue";
@@ -98,7 +99,7 @@ fn check_deliveries(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
         if es.is_empty() {
             r.violation(
                 Violation::new(
-                    "phantom-item",
+                    ViolationKind::PhantomItem,
                     format!(
                         "queue {name} delivered {item:?}, which no enqueue ever carried: {}",
                         ds.iter().map(|d| describe(d)).collect::<Vec<_>>().join("; ")
@@ -112,7 +113,7 @@ fn check_deliveries(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
         if p.delivery == Delivery::ExactlyOnce && ds.len() > es.len() {
             r.violation(
                 Violation::new(
-                    "duplicate-delivery",
+                    ViolationKind::DuplicateDelivery,
                     format!(
                         "queue {name} promised exactly-once but delivered {item:?} {} times for {} enqueue(s): {}",
                         ds.len(),
@@ -128,7 +129,7 @@ fn check_deliveries(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
             if d.completed.is_some_and(|t| t < e.invoked) {
                 r.violation(
                     Violation::new(
-                        "delivered-before-enqueued",
+                        ViolationKind::DeliveredBeforeEnqueued,
                         format!(
                             "queue {name}: {} returned {item:?} before {} was even invoked",
                             describe(d),
@@ -170,7 +171,7 @@ fn check_loss(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
         let lost = missing.len() - q.unknown_dequeues;
         r.violation(
             Violation::new(
-                "lost-item",
+                ViolationKind::LostItem,
                 format!("queue {name}: {} acknowledged item(s) were never delivered ({} unknown dequeue(s) may account for some), so at least {lost} lost: {list}", missing.len(), q.unknown_dequeues),
             )
             .ops(missing.iter().map(|(_, e)| e.id))
@@ -215,7 +216,7 @@ fn check_order(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
             if p.fifo && (!p.priority || a.prio == b.prio) {
                 r.violation(
                     Violation::new(
-                        "fifo-order",
+                        ViolationKind::FifoOrder,
                         format!("queue {name}: {:?} was enqueued and acknowledged at {} before {:?} was enqueued, but {} took {:?} before {} took {:?}", a.item, ms(a.enq.completed.unwrap_or(0)), b.item, describe(b.deq), b.item, describe(a.deq), a.item),
                     )
                     .ops([a.enq.id, b.enq.id, b.deq.id, a.deq.id])
@@ -229,7 +230,7 @@ fn check_order(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
                 // was taken only after it.
                 if b.prio < a.prio && before(b.enq, a.deq) && before(a.deq, b.deq) {
                     r.violation(
-                        Violation::new("priority-order", format!("queue {name}: {} returned {:?} (priority {}) while {:?} (priority {}) was waiting since {}", describe(a.deq), a.item, a.prio, b.item, b.prio, ms(b.enq.completed.unwrap_or(0))))
+                        Violation::new(ViolationKind::PriorityOrder, format!("queue {name}: {} returned {:?} (priority {}) while {:?} (priority {}) was waiting since {}", describe(a.deq), a.item, a.prio, b.item, b.prio, ms(b.enq.completed.unwrap_or(0))))
                             .ops([a.deq.id, b.enq.id, b.deq.id])
                             .clients([a.deq.client]),
                     );

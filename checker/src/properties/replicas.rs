@@ -27,15 +27,16 @@ use crate::history::{Event, History, ReplicaCheck, Time, TxnRecord, Zxid};
 
 use super::result::{CheckResult, Violation};
 use super::Params;
+use super::ViolationKind;
 
 pub const NAME: &str = "replicas";
 
 /// Two servers applied different transactions (or reached different trees) at one zxid.
-pub const DIVERGENCE: &str = "replica-divergence";
+pub const DIVERGENCE: ViolationKind = ViolationKind::ReplicaDivergence;
 /// A server's sequence skipped a committed transaction it never applied.
-pub const GAP: &str = "replica-gap";
+pub const GAP: ViolationKind = ViolationKind::ReplicaGap;
 /// A server lost a committed transaction it had applied (restart, snapshot load).
-pub const ROLLED_BACK: &str = "commit-rolled-back";
+pub const ROLLED_BACK: ViolationKind = ViolationKind::CommitRolledBack;
 
 struct Record<'a> {
     time: Time,

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::history::{ClientId, OpId, Time};
 
+use super::ViolationKind;
+
 /// What a checker concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -24,8 +26,8 @@ pub enum Verdict {
 /// One definite violation of a property.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Violation {
-    /// A short machine-readable kind, e.g. `mutex-overlap`, `lost-ack-write`.
-    pub kind: String,
+    /// What was violated (written as its name, e.g. `mutex-overlap`).
+    pub kind: ViolationKind,
     /// A sentence a person can act on: which clients, which ops, which times.
     pub explanation: String,
     /// The operations involved (history op ids).
@@ -40,9 +42,9 @@ pub struct Violation {
 }
 
 impl Violation {
-    pub fn new(kind: &str, explanation: impl Into<String>) -> Self {
+    pub fn new(kind: ViolationKind, explanation: impl Into<String>) -> Self {
         Violation {
-            kind: kind.to_string(),
+            kind,
             explanation: explanation.into(),
             ops: Vec::new(),
             clients: Vec::new(),
@@ -136,7 +138,7 @@ impl CheckResult {
 
     /// All violation kinds, for tests and summaries.
     pub fn kinds(&self) -> Vec<&str> {
-        self.violations.iter().map(|v| v.kind.as_str()).collect()
+        self.violations.iter().map(|v| v.kind.name()).collect()
     }
 }
 
@@ -163,7 +165,7 @@ mod tests {
         let mut r = CheckResult::new("x");
         assert_eq!(r.verdict, Verdict::Pass);
         for _ in 0..MAX_LISTED_VIOLATIONS + 3 {
-            r.violation(Violation::new("k", "e"));
+            r.violation(Violation::new(ViolationKind::Stuck, "e"));
         }
         assert_eq!(r.verdict, Verdict::Violation);
         assert_eq!(r.violations.len(), MAX_LISTED_VIOLATIONS);

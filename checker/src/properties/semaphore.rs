@@ -13,6 +13,7 @@ use super::common::with_operations;
 use super::result::{CheckResult, Violation};
 use super::sessions::SessionIndex;
 use super::Params;
+use super::ViolationKind;
 
 pub const NAME: &str = "semaphore";
 
@@ -86,7 +87,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         if d > 0 && held > permits as i64 {
             r.violation(
                 Violation::new(
-                    "too-many-leases",
+                    ViolationKind::TooManyLeases,
                     format!(
                         "{held} leases definitely held at {} ms with {permits} permits (op {id})",
                         t / 1_000_000

@@ -9,6 +9,7 @@ use crate::history::{History, Op, Operation, Value};
 use super::common::{describe, ok_value, with_operations};
 use super::result::{CheckResult, Violation};
 use super::Params;
+use super::ViolationKind;
 
 pub const NAME: &str = "two-phase-commit";
 
@@ -44,7 +45,7 @@ pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
         if let (Some((oc, _)), Some((oa, _))) = (commit, ds.iter().find(|(_, c)| !*c)) {
             r.violation(
                 Violation::new(
-                    "split-decision",
+                    ViolationKind::SplitDecision,
                     format!(
                         "transaction {txn}: {} decided commit but {} decided abort",
                         describe(oc),
@@ -65,7 +66,7 @@ pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
             {
                 r.violation(
                     Violation::new(
-                        "commit-despite-no",
+                        ViolationKind::CommitDespiteNo,
                         format!(
                             "transaction {txn}: {} decided commit although site {site} voted abort ({})",
                             describe(oc),
@@ -78,7 +79,7 @@ pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
             } else if !mine.iter().any(|(_, _, c)| *c) {
                 r.violation(
                     Violation::new(
-                        "commit-without-yes",
+                        ViolationKind::CommitWithoutYes,
                         format!(
                             "transaction {txn}: {} decided commit but site {site} never voted commit",
                             describe(oc)

@@ -2,11 +2,9 @@
 //! check (ops with client, session, times in ms, values, and a hint of what
 //! the failure usually means) and a self-contained HTML timeline.
 
-mod hints;
 mod text;
 mod timeline;
 
-pub use hints::hint;
 pub use text::{render_text, summary_line};
 pub use timeline::render_html;
 

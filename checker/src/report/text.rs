@@ -6,7 +6,7 @@ use std::fmt::Write;
 use crate::history::{History, OpId, Operation};
 use crate::properties::{ms, CheckResult, Verdict};
 
-use super::{hint, outcome_text};
+use super::outcome_text;
 
 fn verdict_word(v: Verdict) -> &'static str {
     match v {
@@ -62,7 +62,7 @@ pub fn render_text(history: &History, results: &[CheckResult]) -> String {
                     );
                 }
             }
-            let h = hint(&v.kind);
+            let h = v.kind.hint();
             if !h.is_empty() {
                 let _ = writeln!(s, "     hint: {h}");
             }

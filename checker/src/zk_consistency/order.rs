@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::history::{ClientId, Event, History, OpId, Operation, Outcome, SessionId, Time, Zxid};
+use crate::properties::ViolationKind;
 use crate::properties::{ms, CheckResult, Violation};
 
 use super::compare::describe;
@@ -81,7 +82,7 @@ pub fn writes_in_real_time_order(
         if a.zxid >= b.zxid {
             r.violation(
                 Violation::new(
-                    "write-order",
+                    ViolationKind::WriteOrder,
                     format!(
                         "{} completed at {} with zxid {:#x}, before {} was invoked at {}, yet the later write has the smaller-or-equal zxid {:#x}: writes are not linearizable",
                         describe(a.o),
@@ -129,7 +130,7 @@ pub fn sessions_monotonic(
                 let p = ops.get(&prev_id).map(|p| describe(p)).unwrap_or_default();
                 r.violation(
                     Violation::new(
-                        "session-time-travel",
+                        ViolationKind::SessionTimeTravel,
                         format!(
                             "{} went back in time: {} saw zxid {prev:#x}, then {} saw the older zxid {z:#x}",
                             who(k),
@@ -160,7 +161,7 @@ pub fn sessions_monotonic(
             if a.zxid > b.zxid {
                 r.violation(
                     Violation::new(
-                        "session-fifo",
+                        ViolationKind::SessionFifo,
                         format!(
                             "{} sent {} before {}, but they committed in the other order (zxid {:#x} > {:#x})",
                             who(k),
@@ -218,7 +219,7 @@ pub fn no_reads_from_future(
             if w.o.invoked > done {
                 r.violation(
                     Violation::new(
-                        "read-from-future",
+                        ViolationKind::ReadFromFuture,
                         format!(
                             "{} returned at {} with zxid {z:#x}, which includes {} (zxid {:#x}), invoked only at {}",
                             describe(o),
@@ -240,7 +241,7 @@ pub fn no_reads_from_future(
             let (cz, ct) = commit_list[commit_prefix[n - 1]];
             if ct > done {
                 r.violation(
-                    Violation::new("read-from-future", format!("{} returned at {} with zxid {z:#x}, but zxid {cz:#x} was first committed by any server only at {}", describe(o), ms(done), ms(ct)))
+                    Violation::new(ViolationKind::ReadFromFuture, format!("{} returned at {} with zxid {z:#x}, but zxid {cz:#x} was first committed by any server only at {}", describe(o), ms(done), ms(ct)))
                         .ops([o.id])
                         .clients([o.client])
                         .times([done, ct]),
@@ -290,7 +291,7 @@ pub fn sync_then_read(ops: &BTreeMap<OpId, &Operation>, write_zxids: &BTreeMap<O
             if z < w.zxid {
                 r.violation(
                     Violation::new(
-                        "stale-after-sync",
+                        ViolationKind::StaleAfterSync,
                         format!("{} read at zxid {z:#x} after {} returned, but {} had completed before the sync with zxid {:#x}", describe(o), describe(s), describe(w.o), w.zxid),
                     )
                     .ops([o.id, s.id, w.o.id])

@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::history::{Event, History, Op, OpId, Operation, Outcome, SessionId, Time, TxnRecord, Value, Zxid};
+use crate::properties::ViolationKind;
 use crate::properties::{CheckResult, Violation};
 
 use super::compare::{describe, expected_read, read_differs, seen_zxid, write_reply_differs};
@@ -46,7 +47,7 @@ pub fn collect_commits(h: &History, r: &mut CheckResult) -> BTreeMap<Zxid, Commi
                 Some(c) => {
                     if c.txn != *txn && reported.insert(*zxid) {
                         r.violation(
-                            Violation::new("divergent-commit", format!("server {server} committed {txn:?} at zxid {zxid:#x} but another server committed {:?} there", c.txn)).times([*time]),
+                            Violation::new(ViolationKind::DivergentCommit, format!("server {server} committed {txn:?} at zxid {zxid:#x} but another server committed {:?} there", c.txn)).times([*time]),
                         );
                     }
                     c.first_time = c.first_time.min(*time);
@@ -124,7 +125,7 @@ impl Sweep<'_> {
         if let Some(why) = &differs {
             self.r.violation(
                 Violation::new(
-                    "write-result-mismatch",
+                    ViolationKind::WriteResultMismatch,
                     format!("{} got its reply at zxid {zxid:#x}: {why}", describe(o)),
                 )
                 .ops([o.id])
@@ -144,11 +145,11 @@ impl Sweep<'_> {
             let seen = seen_zxid(reply);
             let (kind, extra) = if seen > zxid {
                 (
-                    "read-from-future",
+                    ViolationKind::ReadFromFuture,
                     format!("; it reflects zxid {seen:#x}, later than its own reply zxid {zxid:#x}"),
                 )
             } else {
-                ("read-mismatch", String::new())
+                (ViolationKind::ReadMismatch, String::new())
             };
             self.r.violation(
                 Violation::new(
@@ -243,7 +244,7 @@ pub fn replay(
             let ids: Vec<OpId> = non_error.iter().map(|o| o.id).collect();
             s.r.violation(
                 Violation::new(
-                    "duplicate-zxid",
+                    ViolationKind::DuplicateZxid,
                     format!(
                         "{} writes were acknowledged with the same zxid {z:#x}: {}",
                         ids.len(),
@@ -274,7 +275,7 @@ pub fn replay(
                     match txn {
                         Some(t) if !same_txn(&t, &c.txn) => s.r.violation(
                             Violation::new(
-                                "lost-ack-write",
+                                ViolationKind::LostAckWrite,
                                 format!("{} was acknowledged at zxid {z:#x}, but the txn committed at {z:#x} is {:?}, not its {:?}: the acknowledged write is lost", describe(o), c.txn, t),
                             )
                             .ops([o.id])
@@ -323,7 +324,7 @@ pub fn replay(
                         let how = if *expired { "expired" } else { "closed" };
                         s.r.violation(
                             Violation::new(
-                                "expiry-ephemerals",
+                                ViolationKind::ExpiryEphemerals,
                                 format!("session {session:#x} {how} at zxid {z:#x} deleting [{}], but it owned [{}]: its ephemerals must all go in that one txn", del.join(", "), owned.join(", ")),
                             )
                             .times([c.first_time]),
@@ -332,7 +333,7 @@ pub fn replay(
                     closed.insert(*session);
                 }
                 TxnRecord::Create { path, ephemeral_owner, .. } if closed.contains(ephemeral_owner) => s.r.violation(
-                    Violation::new("ephemeral-after-close", format!("{path} was created at zxid {z:#x} owned by session {ephemeral_owner:#x}, which had already ended")).times([c.first_time]),
+                    Violation::new(ViolationKind::EphemeralAfterClose, format!("{path} was created at zxid {z:#x} owned by session {ephemeral_owner:#x}, which had already ended")).times([c.first_time]),
                 ),
                 _ => {}
             }
@@ -342,7 +343,7 @@ pub fn replay(
                     if let Err(why) = s.tree.apply_txn(&c.txn, z) {
                         s.r.violation(
                             Violation::new(
-                                "commit-stream-inconsistent",
+                                ViolationKind::CommitStreamInconsistent,
                                 format!("the txn committed at zxid {z:#x} cannot apply: {why}"),
                             )
                             .times([c.first_time]),
@@ -383,7 +384,7 @@ pub fn replay(
         if let Some(m) = max_commit.filter(|m| az > *m) {
             s.r.violation(
                 Violation::new(
-                    "read-from-future",
+                    ViolationKind::ReadFromFuture,
                     format!(
                         "{} answered with zxid {az:#x}, beyond the last zxid any server committed ({m:#x})",
                         describe(o)
@@ -413,7 +414,7 @@ pub fn replay(
                 }
                 s.r.violation(
                     Violation::new(
-                        "lost-ack-write",
+                        ViolationKind::LostAckWrite,
                         format!(
                             "{} was acknowledged with zxid {z:#x}, but no server ever committed a txn at {z:#x}",
                             describe(o)

@@ -23,7 +23,7 @@ use std::fmt::Write;
 use crate::history::{History, OpId};
 use crate::properties::{end_of_history, ms, CheckResult};
 
-use super::{hint, text::summary_line};
+use super::text::summary_line;
 use assets::{SCRIPT, STYLE};
 use canvas::{esc, nice_step, Canvas, AXIS_H, LEFT, PLOT_W, WIDTH};
 
@@ -166,9 +166,9 @@ fn page(
             let _ = write!(
                 html,
                 "<div class=\"v\" id=\"v{n}\"><b>V{n} [{}]</b>{zoom} {}<br><span class=\"hint\">{}</span></div>",
-                esc(&v.kind),
+                esc(v.kind.name()),
                 esc(&v.explanation),
-                esc(hint(&v.kind))
+                esc(v.kind.hint())
             );
         }
     }

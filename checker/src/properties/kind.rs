@@ -1,0 +1,157 @@
+//! What a checker can find: every violation kind, with the hint a report
+//! prints for it. The kind's name is what histories' reports, JSON lines
+//! and JUnit files carry; the macro takes a hint with every kind, so a
+//! kind without one does not compile.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+macro_rules! kinds {
+    ($($v:ident = $name:literal : $hint:expr,)*) => {
+        /// A kind of violation.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum ViolationKind {
+            $($v,)*
+        }
+
+        impl ViolationKind {
+            pub const ALL: &'static [ViolationKind] = &[$(ViolationKind::$v,)*];
+
+            /// The kind's name (`mutex-overlap`).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(ViolationKind::$v => $name,)*
+                }
+            }
+
+            /// What the violation usually means, and where to look.
+            pub fn hint(self) -> &'static str {
+                match self {
+                    $(ViolationKind::$v => $hint,)*
+                }
+            }
+
+            pub fn from_name(name: &str) -> Option<ViolationKind> {
+                match name {
+                    $($name => Some(ViolationKind::$v),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+const MUTEX_OVERLAP: &str = "Two clients acted as holders at once. Typical causes: a holder whose session expired (partition, GC pause) keeps acting — use fencing tokens at the resource; a client that reconnected with a NEW session adopted the old session's lock node (stale-session adoption); a retried create without a guid left a second node.";
+const TWO_LEADERS_ONE_EPOCH: &str = "Two leaders for one epoch, or an epoch reused: derive epochs from a monotonic source (czxid, a versioned counter) and re-check leadership after reconnects with a new session.";
+const ACTED_PAST_GRACE: &str = "A leader kept acting after its session was Disconnected for longer than its grace (or after it ended): the server may expire the session about a third of a session timeout after the client notices, and elect another leader. Treat Disconnected (SUSPENDED) as 'maybe not leading' and stop within the grace.";
+const PASSED_BEFORE_REMOVAL: &str = "A barrier let someone through early: the wait must re-check the condition after every watch event (watches are one-shot and can fire for unrelated changes).";
+const SPLIT_DECISION: &str = "Sites decided differently, or committed without unanimous yes votes: the coordinator must persist its decision before announcing it and treat missing votes as no.";
+const VIEWS_DIVERGE: &str = "Membership views did not converge after the heal: watches lost on reconnect (not re-armed), or a Disconnected state treated as harmless.";
+const CONFIG_VERSION_CONFLICT: &str =
+    "Configuration readers disagree after the heal: a cached value not refreshed (lost watch on reconnect).";
+const EXPIRY_EPHEMERALS: &str =
+    "A session end must delete all of its ephemerals in one txn, and no ephemeral may be created for an ended session.";
+const DIVERGENT_COMMIT: &str =
+    "The servers' commit streams are not one history: replicas diverged, or a zxid was issued twice.";
+const REPLICA_DIVERGENCE: &str = "A server's applied sequence left the canonical one: two servers applied different txns at one zxid, a follower skipped a committed txn (a DIFF/TRUNC/SNAP sync bug), or a committed txn was lost across a restart (acknowledged before fsync, or committed without a quorum). Replay with --trace debug and compare the servers' commits around the zxid.";
+
+kinds! {
+    MutexOverlap = "mutex-overlap": MUTEX_OVERLAP,
+    RwlockOverlap = "rwlock-overlap": MUTEX_OVERLAP,
+    StaleTokenAccepted = "stale-token-accepted": "The protected resource accepted an older fencing token after a newer one: the resource must remember the highest token it accepted and reject smaller ones (expired but still acting).",
+    DuplicateToken = "duplicate-token": "Two acquisitions got the same fencing token: derive tokens from something unique per acquisition (the lock node's czxid or sequence number).",
+    LostItem = "lost-item": "An acknowledged item was never delivered. Typical cause: the head's delete was applied but its reply lost (ConnectionLoss); the retry saw NoNode and assumed another consumer took it.",
+    DuplicateDelivery = "duplicate-delivery": "An item was delivered twice under an exactly-once contract. Typical causes: a sequential create retried blindly after ConnectionLoss; a consumer's session expired mid-processing and another consumer took the item.",
+    PhantomItem = "phantom-item": "Something was delivered that nobody enqueued: check item encoding, or a consumer reading another queue's nodes.",
+    DeliveredBeforeEnqueued = "delivered-before-enqueued": "An item came out before it went in: the history's clock or item naming is inconsistent.",
+    FifoOrder = "fifo-order": "Items came out out of order. Children lists are unordered in ZooKeeper: sort by the sequence suffix, not by the order getChildren returns.",
+    PriorityOrder = "priority-order": "A lower-priority item was taken while a higher-priority one waited: check how the priority is encoded in node names and sorted.",
+    TwoLeadersOneEpoch = "two-leaders-one-epoch": TWO_LEADERS_ONE_EPOCH,
+    TokenNotIncreasing = "token-not-increasing": TWO_LEADERS_ONE_EPOCH,
+    StaleLeaderActed = "stale-leader-acted": "A deposed leader acted after a newer leader: check leadership (and fence with the epoch) before acting, and treat Disconnected (SUSPENDED) as possibly not leading.",
+    LeadersOverlap = "leaders-overlap": "The recipe told two clients they led at once, and the older one was neither paused nor force-expired: a candidate that assumes leadership when its predecessor's node goes (the predecessor may have been a waiter that gave up, not the leader), a re-read skipped after a watch, or a leader not told of its loss.",
+    ActedPastGrace = "acted-past-grace": ACTED_PAST_GRACE,
+    ActedAfterSessionEnd = "acted-after-session-end": ACTED_PAST_GRACE,
+    ActedAfterLoss = "acted-after-loss": "The recipe reported the leadership lost, yet its leader went on acting with that token: is_leader() (or whatever the leader consults before acting) disagrees with the loss the recipe reported.",
+    StaleActRejected = "stale-act-rejected": "The resource rejected a leader's act because a newer leader had acted, and nothing (no pause, no forced expiry) explains how the old leader fell that far behind: it went on leading after it should have known it lost.",
+    PassedBeforeRemoval = "passed-before-removal": PASSED_BEFORE_REMOVAL,
+    PassedBeforeNEntered = "passed-before-n-entered": PASSED_BEFORE_REMOVAL,
+    EnteredEarly = "entered-early": PASSED_BEFORE_REMOVAL,
+    LeftEarly = "left-early": PASSED_BEFORE_REMOVAL,
+    LeftBeforeAllEntered = "left-before-all-entered": PASSED_BEFORE_REMOVAL,
+    CounterOutOfBounds = "counter-out-of-bounds": "The counter moved more (or less) than the acknowledged increments allow. Typical cause: setData(version) applied but its reply lost; the retry re-read and re-applied the increment (double increment).",
+    SplitDecision = "split-decision": SPLIT_DECISION,
+    CommitDespiteNo = "commit-despite-no": SPLIT_DECISION,
+    CommitWithoutYes = "commit-without-yes": SPLIT_DECISION,
+    ViewsDiverge = "views-diverge": VIEWS_DIVERGE,
+    MemberMissing = "member-missing": VIEWS_DIVERGE,
+    MemberLingers = "member-lingers": VIEWS_DIVERGE,
+    ConfigWentBack = "config-went-back": "A client's configuration went back in time: it read from a server behind one it had already read from. Keep the highest version seen and ignore older reads.",
+    ConfigVersionConflict = "config-version-conflict": CONFIG_VERSION_CONFLICT,
+    ConfigNotConverged = "config-not-converged": CONFIG_VERSION_CONFLICT,
+    Stuck = "stuck": "An operation hung after the faults healed. Typical causes: an orphan node left by a retried create (unprotected create) or a leaked lock node (delete under disconnect), or a watch not re-armed after reconnect.",
+    LostAckWrite = "lost-ack-write": "A write the client was told succeeded is not in the committed history: the ensemble lost an acknowledged write (a leader acknowledged before a quorum persisted it, or a crash with disk loss).",
+    WriteResultMismatch = "write-result-mismatch": "A write's reply disagrees with replaying the committed writes in zxid order: wrong sequential name, version or Stat — a server-side model bug.",
+    ReadMismatch = "read-mismatch": "A read does not match the state at the zxid it claims: the server answered with a wrong value or a wrong zxid.",
+    ReadFromFuture = "read-from-future": "A read reflects a write that had not been invoked or committed yet when the read returned: the recorder's zxids or times are wrong, or a server served uncommitted data.",
+    SessionTimeTravel = "session-time-travel": "A session saw an older zxid after a newer one: a client reconnected to a server behind its last seen zxid (ZooKeeper must refuse such connects).",
+    SessionFifo = "session-fifo": "A session's writes were applied out of the order it sent them.",
+    WriteOrder = "write-order": "A write that started after another finished got a smaller zxid: writes are not linearizable.",
+    StaleAfterSync = "stale-after-sync": "A read after sync() missed a write completed before the sync. In ZooKeeper 3.8 sync is not a quorum op: a deposed leader can still serve this (ZOOKEEPER-1675).",
+    ExpiryEphemerals = "expiry-ephemerals": EXPIRY_EPHEMERALS,
+    EphemeralAfterClose = "ephemeral-after-close": EXPIRY_EPHEMERALS,
+    DivergentCommit = "divergent-commit": DIVERGENT_COMMIT,
+    CommitStreamInconsistent = "commit-stream-inconsistent": DIVERGENT_COMMIT,
+    DuplicateZxid = "duplicate-zxid": DIVERGENT_COMMIT,
+    ReplicaDivergence = "replica-divergence": REPLICA_DIVERGENCE,
+    ReplicaGap = "replica-gap": REPLICA_DIVERGENCE,
+    CommitRolledBack = "commit-rolled-back": REPLICA_DIVERGENCE,
+    NoProgress = "no-progress": "Too few operations succeeded after the faults healed: the recipe (or the ensemble) stopped making progress — a client stuck on a watch that never fires, a leaked node every waiter queues behind, or sessions that never reconnected.",
+    TooManyLeases = "too-many-leases": "More clients held leases at once than the semaphore allows. Typical causes: a lease whose session expired still counted as held by its client, a retried create that left a second lease node, or a holder that counted the leases before its own node was created.",
+}
+
+impl std::fmt::Display for ViolationKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq<&str> for ViolationKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+impl Serialize for ViolationKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for ViolationKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        ViolationKind::from_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown violation kind {name:?}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_a_unique_name_and_a_hint_and_round_trips() {
+        let mut names = std::collections::BTreeSet::new();
+        for &k in ViolationKind::ALL {
+            assert!(names.insert(k.name()), "{k} twice");
+            assert!(!k.hint().is_empty(), "{k}");
+            assert_eq!(ViolationKind::from_name(k.name()), Some(k));
+            let json = serde_json::to_string(&k).unwrap();
+            assert_eq!(json, format!("\"{k}\""));
+            assert_eq!(serde_json::from_str::<ViolationKind>(&json).unwrap(), k);
+        }
+        assert!(ViolationKind::MutexOverlap.hint().contains("fencing"));
+        assert_eq!(ViolationKind::from_name("nonsense"), None);
+        assert!(serde_json::from_str::<ViolationKind>("\"nonsense\"").is_err());
+    }
+}
