@@ -43,6 +43,17 @@ pub struct CounterData {
     pub writers: Vec<Guid>,
 }
 
+/// Why a counter node's data is not a counter.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CounterDataError {
+    #[error("not UTF-8")]
+    NotUtf8,
+    #[error("value {0:?} is not an integer")]
+    Value(String),
+    #[error("bad writer guid {0:?}")]
+    Writer(String),
+}
+
 impl CounterData {
     pub fn encode(&self) -> Vec<u8> {
         let mut s = self.value.to_string();
@@ -53,16 +64,18 @@ impl CounterData {
         s.into_bytes()
     }
 
-    pub fn decode(data: &[u8]) -> Result<CounterData, String> {
+    pub fn decode(data: &[u8]) -> Result<CounterData, CounterDataError> {
         if data.is_empty() {
             return Ok(CounterData::default());
         }
-        let text = std::str::from_utf8(data).map_err(|e| format!("not UTF-8: {e}"))?;
+        let text = std::str::from_utf8(data).map_err(|_| CounterDataError::NotUtf8)?;
         let mut lines = text.split('\n');
         let first = lines.next().unwrap_or("");
-        let value = first.parse::<i64>().map_err(|e| format!("value {first:?}: {e}"))?;
+        let value = first
+            .parse::<i64>()
+            .map_err(|_| CounterDataError::Value(first.to_string()))?;
         let writers = lines
-            .map(|l| Guid::parse(l).ok_or_else(|| format!("bad writer guid {l:?}")))
+            .map(|l| Guid::parse(l).ok_or_else(|| CounterDataError::Writer(l.to_string())))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(CounterData { value, writers })
     }
@@ -128,9 +141,9 @@ impl<C: ZkClient, R: Runtime> Counter<C, R> {
     }
 
     fn decode(&self, data: &[u8]) -> RecipeResult<CounterData> {
-        CounterData::decode(data).map_err(|reason| RecipeError::BadData {
+        CounterData::decode(data).map_err(|e| RecipeError::BadData {
             path: self.path.clone(),
-            reason,
+            reason: e.to_string(),
         })
     }
 

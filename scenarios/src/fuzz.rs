@@ -9,6 +9,7 @@ use std::sync::{mpsc, Arc};
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::SeedArgError;
 use crate::runner::{repro_line, run, RunOutcome, RunVerdict};
 use crate::scenario::Scenario;
 use crate::stats::Stats;
@@ -70,14 +71,14 @@ impl SeedSet {
 }
 
 /// Parses `A..B` (or a single seed `A`).
-pub fn parse_range(s: &str) -> Result<(u64, u64), String> {
-    let bad = || format!("expected a seed range like 0..1000, found {s:?}");
+pub fn parse_range(s: &str) -> Result<(u64, u64), SeedArgError> {
+    let bad = || SeedArgError::Range(s.to_string());
     match s.split_once("..") {
         Some((a, b)) => {
             let a: u64 = a.trim().parse().map_err(|_| bad())?;
             let b: u64 = b.trim().parse().map_err(|_| bad())?;
             if b <= a {
-                return Err(format!("empty seed range {s:?}: the end must be above the start"));
+                return Err(SeedArgError::EmptyRange(s.to_string()));
             }
             Ok((a, b))
         }
@@ -89,8 +90,8 @@ pub fn parse_range(s: &str) -> Result<(u64, u64), String> {
 }
 
 /// Parses `I/N` with I < N.
-pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
-    let bad = || format!("expected a shard like 0/4 (index/count, index < count), found {s:?}");
+pub fn parse_shard(s: &str) -> Result<(u64, u64), SeedArgError> {
+    let bad = || SeedArgError::Shard(s.to_string());
     let (i, n) = s.split_once('/').ok_or_else(bad)?;
     let i: u64 = i.trim().parse().map_err(|_| bad())?;
     let n: u64 = n.trim().parse().map_err(|_| bad())?;

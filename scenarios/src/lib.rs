@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod bench;
+pub mod error;
 pub mod fuzz;
 pub mod junit;
 pub mod nemesis;

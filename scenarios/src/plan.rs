@@ -8,6 +8,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::error::PlanError;
 use crate::scenario::{FaultMode, Scenario};
 use crate::streams::stream;
 
@@ -210,9 +211,13 @@ impl FaultPlan {
         serde_json::to_string_pretty(self).unwrap_or_default()
     }
 
-    pub fn from_json(text: &str, file: &str) -> Result<FaultPlan, String> {
+    pub fn from_json(text: &str, file: &str) -> Result<FaultPlan, PlanError> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| format!("{file}: field `{}`: {}", e.path(), e.inner()))
+        serde_path_to_error::deserialize(de).map_err(|e| PlanError {
+            file: file.to_string(),
+            field: e.path().to_string(),
+            message: e.inner().to_string(),
+        })
     }
 
     pub fn hash(&self) -> String {
@@ -501,6 +506,7 @@ mod tests {
     #[test]
     fn bad_plan_names_the_field() {
         let e = FaultPlan::from_json(r#"{"faults":[{"at_ms":1,"kind":"pause","node":"zkx"}]}"#, "p.json").unwrap_err();
-        assert!(e.contains("p.json") && e.contains("faults[0]"), "{e}");
+        assert_eq!((e.file.as_str(), e.field.as_str()), ("p.json", "faults[0]"), "{e}");
+        assert!(e.to_string().starts_with("p.json: field `faults[0]`: "), "{e}");
     }
 }

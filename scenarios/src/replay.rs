@@ -8,6 +8,7 @@ use std::path::Path;
 use zkdst_checker::history::Encoding;
 use zkdst_checker::report::{render_html, render_text, summary_line};
 
+use crate::error::WriteError;
 use crate::plan::FaultPlan;
 use crate::runner::{repro_line, run, RunOutcome, RunVerdict, COMMIT};
 use crate::scenario::Scenario;
@@ -69,16 +70,16 @@ pub fn plan_repro_line(path: &Path, sc: &Scenario, seed: u64, plan_file: &Path, 
 /// The encoding follows the file name: `*.jsonl.gz` gzipped JSON lines
 /// (what the store keeps), `*.jsonl` JSON lines, else one pretty JSON
 /// document.
-pub fn write_history(o: &RunOutcome, path: &Path) -> Result<(), String> {
-    let cannot = |e: std::io::Error| format!("{}: cannot write: {e}", path.display());
-    let file = std::fs::File::create(path).map_err(cannot)?;
-    o.history.write_to(Encoding::for_path(path), file).map_err(cannot)
+pub fn write_history(o: &RunOutcome, path: &Path) -> Result<(), WriteError> {
+    let file = std::fs::File::create(path).map_err(WriteError::at(path))?;
+    o.history
+        .write_to(Encoding::for_path(path), file)
+        .map_err(WriteError::at(path))
 }
 
 /// Writes the run's HTML timeline (`replay --html`).
-pub fn write_timeline(o: &RunOutcome, path: &Path) -> Result<(), String> {
-    std::fs::write(path, render_html(&o.history, &o.results))
-        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
+pub fn write_timeline(o: &RunOutcome, path: &Path) -> Result<(), WriteError> {
+    std::fs::write(path, render_html(&o.history, &o.results)).map_err(WriteError::at(path))
 }
 
 /// Replays `seed` with its trace at `level` collected, not printed: the

@@ -25,6 +25,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::error::WriteError;
 use crate::replay::{plan_repro_line, replay_with_trace, report_text, write_history, write_timeline};
 use crate::runner::{repro_line, RunOutcome};
 use crate::scenario::Scenario;
@@ -83,9 +84,9 @@ impl Store {
 
     /// Writes a failing run's summary, replay line, history, timeline and
     /// plan; returns its folder.
-    pub fn record(&mut self, file: &Path, sc: &Arc<Scenario>, o: &RunOutcome) -> Result<PathBuf, String> {
+    pub fn record(&mut self, file: &Path, sc: &Arc<Scenario>, o: &RunOutcome) -> Result<PathBuf, WriteError> {
         let dir = self.dir_for(sc, o);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(WriteError::create(&dir))?;
         write(&dir.join("summary.txt"), &report_text(file, sc, o))?;
         write(
             &dir.join("replay.txt"),
@@ -110,7 +111,7 @@ impl Store {
     /// shrinks the first K failures (lowest seeds) of each scenario
     /// (shrunk-plan.json); `log` hears of each step. Call once no other
     /// simulation runs.
-    pub fn finish(&mut self, mut log: impl FnMut(String)) -> Result<(), String> {
+    pub fn finish(&mut self, mut log: impl FnMut(String)) -> Result<(), WriteError> {
         // Seed order, not the order threads happened to finish in.
         self.stored.sort_by(|a, b| (&a.file, a.seed).cmp(&(&b.file, b.seed)));
         let mut shrunk_per_scenario: BTreeMap<PathBuf, usize> = BTreeMap::new();
@@ -222,17 +223,17 @@ fn safe_name(part: &str) -> String {
     }
 }
 
-fn write(path: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+fn write(path: &Path, text: &str) -> Result<(), WriteError> {
+    std::fs::write(path, text).map_err(WriteError::at(path))
 }
 
-fn append(path: &Path, text: &str) -> Result<(), String> {
+fn append(path: &Path, text: &str) -> Result<(), WriteError> {
     use std::io::Write;
     std::fs::OpenOptions::new()
         .append(true)
         .open(path)
         .and_then(|mut f| f.write_all(text.as_bytes()))
-        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
+        .map_err(WriteError::at(path))
 }
 
 #[cfg(test)]
