@@ -1,9 +1,7 @@
 //! Helpers shared by the property checkers: reading operations, outcomes
 //! and tokens, describing ops for explanations, and session ends.
 
-use crate::history::{
-    ClientId, Event, History, Op, Operation, Outcome, SessionId, SessionState, Time, TxnRecord, Value,
-};
+use crate::history::{ClientId, Event, History, Op, Operation, Outcome, SessionId, Time, TxnRecord, Value};
 
 use super::result::{ms, CheckResult};
 use super::Params;
@@ -81,11 +79,6 @@ pub fn describe(o: &Operation) -> String {
     )
 }
 
-/// A session state that means the session is gone.
-pub fn is_session_end(state: SessionState) -> bool {
-    state.is_end()
-}
-
 /// The first time after `after` that the session of `o` (or, without a
 /// session id, any session of its client) was observed ended.
 pub fn session_end_after(h: &History, client: ClientId, session: Option<SessionId>, after: Time) -> Option<Time> {
@@ -98,9 +91,7 @@ pub fn session_end_after(h: &History, client: ClientId, session: Option<SessionI
                 session: s,
                 state,
                 ..
-            } if *c == client && is_session_end(*state) && *time > after && session.is_none_or(|x| x == *s) => {
-                Some(*time)
-            }
+            } if *c == client && state.is_end() && *time > after && session.is_none_or(|x| x == *s) => Some(*time),
             _ => None,
         })
         .min()
@@ -115,11 +106,6 @@ pub fn shows_session_alive(o: &Operation) -> bool {
         Op::FencedWrite { .. } | Op::LeaderAct { .. } | Op::LeadershipLost { .. }
     );
     talks_to_zk && matches!(o.outcome, Some(Outcome::Ok { .. }))
-}
-
-/// A session state that means the session was connected.
-pub fn is_connected_state(state: SessionState) -> bool {
-    state.is_connected()
 }
 
 /// The last sign that a session was alive before `before`: an Ok reply to
@@ -148,7 +134,7 @@ pub fn last_alive(
             session: s,
             state,
             ..
-        } if same(*c, Some(*s)) && is_connected_state(*state) && *time < before => Some(*time),
+        } if same(*c, Some(*s)) && state.is_connected() && *time < before => Some(*time),
         _ => None,
     });
     from_ops.chain(from_events).fold(floor, Time::max)

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use crate::history::{ClientId, Event, History, Op, OpId, Operation, Time};
 
-use super::common::{describe, is_connected_state, is_session_end, shows_session_alive, succeeded, with_operations};
+use super::common::{describe, shows_session_alive, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
 use super::sessions::SessionIndex;
 use super::Params;
@@ -63,11 +63,8 @@ fn holds(h: &History, ops: &[Operation]) -> BTreeMap<String, Vec<Hold>> {
             end = tc.max(start);
             why_end = format!("its session's CloseSession committed at {}", ms(tc));
         }
-        if let Some(te) = sessions
-            .end_after(a.client, a.session, start, is_session_end)
-            .filter(|te| *te < end)
-        {
-            end = sessions.last_alive(a.client, a.session, start, te, shows_session_alive, is_connected_state);
+        if let Some(te) = sessions.end_after(a.client, a.session, start).filter(|te| *te < end) {
+            end = sessions.last_alive(a.client, a.session, start, te, shows_session_alive);
             why_end = format!("session ended (seen at {}); last sign of life", ms(te));
         }
         out.entry(lock.clone()).or_default().push(Hold {

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{ClientId, History, Op, Operation, Outcome, SessionState, Time, Value};
+use crate::history::{ClientId, History, Op, Operation, Outcome, Time, Value};
 
 use super::common::with_operations;
 use super::result::{CheckResult, Violation};
@@ -63,15 +63,12 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         if let Some(tc) = sessions.closed_commit(a.session, start) {
             end = end.min(tc.max(start));
         }
-        let ended = SessionState::is_end;
-        let seen_end = a
-            .session
-            .and_then(|_| sessions.end_after(a.client, a.session, start, ended));
+        let seen_end = a.session.and_then(|_| sessions.end_after(a.client, a.session, start));
         if let Some(te) = seen_end.filter(|te| *te < end) {
             // The server may have expired the session well before the
             // client noticed: the hold is definite only up to the
             // session's last sign of life.
-            end = sessions.last_alive(a.client, a.session, start, te, succeeded, SessionState::is_connected);
+            end = sessions.last_alive(a.client, a.session, start, te, succeeded);
         }
         if end > start {
             edges.push((start, 1, a.id));
@@ -105,7 +102,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{Event, Outcome};
+    use crate::history::{Event, Outcome, SessionState};
     use crate::properties::testkit::{Builder, MS};
     use crate::properties::Verdict;
 

@@ -71,24 +71,17 @@ impl<'h> SessionIndex<'h> {
     /// The first time after `after` that an event of `client` whose state
     /// satisfies `ended` was observed for `session` (any of the client's
     /// sessions when `None`).
-    pub fn end_after(
-        &self,
-        client: ClientId,
-        session: Option<SessionId>,
-        after: Time,
-        ended: impl Fn(SessionState) -> bool,
-    ) -> Option<Time> {
+    pub fn end_after(&self, client: ClientId, session: Option<SessionId>, after: Time) -> Option<Time> {
         let v = self.events.get(&client)?;
         v[v.partition_point(|e| e.0 <= after)..]
             .iter()
-            .find(|(_, s, state)| session.is_none_or(|x| x == *s) && ended(*state))
+            .find(|(_, s, state)| session.is_none_or(|x| x == *s) && state.is_end())
             .map(|e| e.0)
     }
 
     /// The last sign of life of `client`'s `session` (any when `None`)
     /// before `before`, at least `floor`: the latest completion of one of
-    /// its operations that `alive` accepts, or event whose state `connected`
-    /// accepts.
+    /// its operations that `alive` accepts, or a connected event.
     pub fn last_alive(
         &self,
         client: ClientId,
@@ -96,7 +89,6 @@ impl<'h> SessionIndex<'h> {
         floor: Time,
         before: Time,
         alive: impl Fn(&Operation) -> bool,
-        connected: impl Fn(SessionState) -> bool,
     ) -> Time {
         let same = |s: Option<SessionId>| session.is_none() || s == session;
         let from_ops = self.replies.get(&client).and_then(|v| {
@@ -110,7 +102,7 @@ impl<'h> SessionIndex<'h> {
             v[..v.partition_point(|e| e.0 < before)]
                 .iter()
                 .rev()
-                .find(|(_, s, state)| same(Some(*s)) && connected(*state))
+                .find(|(_, s, state)| same(Some(*s)) && state.is_connected())
                 .map(|e| e.0)
         });
         [from_ops, from_events].into_iter().flatten().fold(floor, Time::max)
@@ -123,9 +115,7 @@ mod tests {
 
     use super::*;
     use crate::history::{Op, Outcome, Value};
-    use crate::properties::common::{
-        is_connected_state, is_session_end, last_alive, session_closed_commit, session_end_after, shows_session_alive,
-    };
+    use crate::properties::common::{last_alive, session_closed_commit, session_end_after, shows_session_alive};
     use crate::properties::testkit::Builder;
 
     const STATES: [SessionState; 6] = SessionState::ALL;
@@ -195,11 +185,11 @@ mod tests {
                 let (after, before) = (a * 1_000_000, b * 1_000_000);
                 prop_assert_eq!(ix.closed_commit(session, after), session_closed_commit(&h, session, after));
                 prop_assert_eq!(
-                    ix.end_after(client, session, after, is_session_end),
+                    ix.end_after(client, session, after),
                     session_end_after(&h, client, session, after)
                 );
                 prop_assert_eq!(
-                    ix.last_alive(client, session, after, before, shows_session_alive, is_connected_state),
+                    ix.last_alive(client, session, after, before, shows_session_alive),
                     last_alive(&h, &ops, client, session, after, before)
                 );
             }
