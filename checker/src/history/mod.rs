@@ -262,7 +262,7 @@ impl History {
     /// Writes the history as pretty JSON (stable: the same history gives the
     /// same bytes).
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_default()
+        String::from_utf8(self.encode(Encoding::Json)).unwrap_or_default()
     }
 
     /// Reads a JSON history.

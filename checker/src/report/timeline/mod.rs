@@ -178,35 +178,45 @@ fn page(
 
 fn legend(servers: &servers::ServerSpans) -> String {
     let sw = |style: &str, text: &str| format!("<span><i class=\"sw\" style=\"{style}\"></i>{text}</span>");
-    let mut s = String::from("<div class=\"legend\"><b>operations</b>");
-    for (bg, t) in [
-        ("background:#43a047", "ok"),
-        ("background:#fb8c00", "error reply"),
-        ("background:#8e24aa", "unknown outcome"),
-        ("background:#e53935;opacity:.6", "failed (not applied)"),
-        ("background:#90caf9", "pending"),
-        ("background:#fff;border:2px solid #d50000", "violating (▲ at its start)"),
-    ] {
-        s += &sw(bg, t);
-    }
-    s += "</div><div class=\"legend\"><b>faults</b>";
-    for (bg, t) in [
-        ("background:#ffcc80", "network"),
-        ("background:#bdbdbd", "crash"),
-        ("background:#cfd8dc", "pause"),
-        ("background:#8e24aa", "connection (instant)"),
-        ("background:#f8bbd0", "other"),
-    ] {
-        s += &sw(bg, t);
-    }
-    s += "<b>servers</b>";
-    for (bg, t) in [
-        ("background:#fbc02d", "leader"),
-        ("background:#424242", "down"),
-        ("background:#78909c", "paused"),
-        ("background:#ef6c00", "cut off"),
-    ] {
-        s += &sw(bg, t);
+    // (what the group opens with, its swatches: style, text)
+    let groups: [(&str, &[(&str, &str)]); 3] = [
+        (
+            "<div class=\"legend\"><b>operations</b>",
+            &[
+                ("background:#43a047", "ok"),
+                ("background:#fb8c00", "error reply"),
+                ("background:#8e24aa", "unknown outcome"),
+                ("background:#e53935;opacity:.6", "failed (not applied)"),
+                ("background:#90caf9", "pending"),
+                ("background:#fff;border:2px solid #d50000", "violating (▲ at its start)"),
+            ],
+        ),
+        (
+            "</div><div class=\"legend\"><b>faults</b>",
+            &[
+                ("background:#ffcc80", "network"),
+                ("background:#bdbdbd", "crash"),
+                ("background:#cfd8dc", "pause"),
+                ("background:#8e24aa", "connection (instant)"),
+                ("background:#f8bbd0", "other"),
+            ],
+        ),
+        (
+            "<b>servers</b>",
+            &[
+                ("background:#fbc02d", "leader"),
+                ("background:#424242", "down"),
+                ("background:#78909c", "paused"),
+                ("background:#ef6c00", "cut off"),
+            ],
+        ),
+    ];
+    let mut s = String::new();
+    for (open, swatches) in groups {
+        s += open;
+        for (style, text) in swatches {
+            s += &sw(style, text);
+        }
     }
     s += "<b>clients</b>";
     for id in servers.keys() {
