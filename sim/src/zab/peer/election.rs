@@ -156,14 +156,7 @@ impl<T: Clone, S: Clone + Default> Peer<T, S> {
                 silent: 0,
                 age: 0,
             });
-            let (accepted_epoch, last_zxid) = (self.accepted_epoch, self.last_zxid());
-            self.send(
-                leader,
-                Msg::FollowerInfo {
-                    accepted_epoch,
-                    last_zxid,
-                },
-            );
+            self.send_follower_info(leader);
         }
     }
 }

@@ -4,6 +4,18 @@
 use super::*;
 
 impl<T: Clone, S: Clone + Default> Peer<T, S> {
+    /// Tell `leader` our accepted epoch and last zxid (discovery).
+    pub(super) fn send_follower_info(&mut self, leader: ServerId) {
+        let (accepted_epoch, last_zxid) = (self.accepted_epoch, self.last_zxid());
+        self.send(
+            leader,
+            Msg::FollowerInfo {
+                accepted_epoch,
+                last_zxid,
+            },
+        );
+    }
+
     pub(super) fn on_leader_info(&mut self, from: ServerId, epoch: u32) {
         let ok = matches!(&self.state, State::Following(f) if f.leader == from && f.phase == FollowerPhase::Discovery);
         if !ok {

@@ -88,14 +88,7 @@ impl<T: Clone, S: Clone + Default> Peer<T, S> {
                 } else if f.phase == FollowerPhase::Discovery && f.age % cfg.resend_ticks.max(1) == 0 {
                     // The leader may not have decided yet when we first wrote.
                     let leader = f.leader;
-                    let (accepted_epoch, last_zxid) = (self.accepted_epoch, self.last_zxid());
-                    self.send(
-                        leader,
-                        Msg::FollowerInfo {
-                            accepted_epoch,
-                            last_zxid,
-                        },
-                    );
+                    self.send_follower_info(leader);
                 }
             }
             State::Leading(l) => {
@@ -170,13 +163,7 @@ impl<T: Clone, S: Clone + Default> Peer<T, S> {
                 }
             }
             Msg::Propose { epoch, entry } => {
-                let ok = match self.following_mut(from, epoch) {
-                    Some(f) => {
-                        f.silent = 0;
-                        matches!(f.phase, FollowerPhase::Syncing { .. } | FollowerPhase::Broadcast)
-                    }
-                    None => false,
-                };
+                let ok = self.heard_in_sync_or_broadcast(from, epoch);
                 if ok && entry.zxid > self.last_zxid() {
                     // Proposals arrive gap-free; a gap means messages were
                     // lost (the leader dropped us): resync.
@@ -194,13 +181,7 @@ impl<T: Clone, S: Clone + Default> Peer<T, S> {
                 }
             }
             Msg::Commit { epoch, zxid } => {
-                let ok = match self.following_mut(from, epoch) {
-                    Some(f) => {
-                        f.silent = 0;
-                        matches!(f.phase, FollowerPhase::Syncing { .. } | FollowerPhase::Broadcast)
-                    }
-                    None => false,
-                };
+                let ok = self.heard_in_sync_or_broadcast(from, epoch);
                 if ok {
                     self.commit = self.commit.max(zxid.min(self.last_zxid()));
                 }
@@ -230,6 +211,18 @@ impl<T: Clone, S: Clone + Default> Peer<T, S> {
                 }
                 _ => {}
             },
+        }
+    }
+
+    /// Follower: `from` (our leader, in `epoch`) was heard; true if we are
+    /// syncing or broadcasting with it, so its proposals and commits count.
+    pub(super) fn heard_in_sync_or_broadcast(&mut self, from: ServerId, epoch: u32) -> bool {
+        match self.following_mut(from, epoch) {
+            Some(f) => {
+                f.silent = 0;
+                matches!(f.phase, FollowerPhase::Syncing { .. } | FollowerPhase::Broadcast)
+            }
+            None => false,
         }
     }
 

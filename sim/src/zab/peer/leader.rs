@@ -4,6 +4,17 @@
 
 use super::*;
 
+impl Leading {
+    /// The learners proposals and commits go to: syncing or synced, not us.
+    fn broadcast_targets(&self, me: ServerId) -> Vec<ServerId> {
+        self.learners
+            .iter()
+            .filter(|(s, ln)| **s != me && matches!(ln.stage, Stage::Syncing | Stage::Synced))
+            .map(|(s, _)| *s)
+            .collect()
+    }
+}
+
 impl<T: Clone, S: Clone + Default> Peer<T, S> {
     pub(super) fn on_follower_info(&mut self, from: ServerId, accepted_epoch: u32, last_zxid: Zxid) {
         let State::Leading(l) = &mut self.state else {
@@ -232,12 +243,7 @@ impl<T: Clone, S: Clone + Default> Peer<T, S> {
             if candidate > self.commit {
                 self.commit = candidate;
                 let epoch = l.epoch;
-                let to: Vec<ServerId> = l
-                    .learners
-                    .iter()
-                    .filter(|(s, ln)| **s != me && matches!(ln.stage, Stage::Syncing | Stage::Synced))
-                    .map(|(s, _)| *s)
-                    .collect();
+                let to = l.broadcast_targets(me);
                 for s in to {
                     self.send(s, Msg::Commit { epoch, zxid: candidate });
                 }
@@ -258,12 +264,7 @@ impl<T: Clone, S: Clone + Default> Peer<T, S> {
         l.counter += 1;
         let epoch = l.epoch;
         let zxid = make_zxid(epoch, l.counter);
-        let to: Vec<ServerId> = l
-            .learners
-            .iter()
-            .filter(|(s, ln)| **s != me && matches!(ln.stage, Stage::Syncing | Stage::Synced))
-            .map(|(s, _)| *s)
-            .collect();
+        let to = l.broadcast_targets(me);
         let entry = Entry { zxid, txn };
         for s in to {
             self.send(
