@@ -138,8 +138,12 @@ fn differential_self_consistency() {
         ..ServerOptions::default()
     });
     let connect = server.connect_string();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread, as in the sim-vs-real test: the real adapter forwards each
+    // one-shot watch through its own task, and only a current-thread runtime
+    // runs those tasks in the order the client library woke them (see
+    // `normalize::event_sequences`). On two workers, one delete's
+    // NodeDeleted and its parent's NodeChildrenChanged could swap.
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("tokio runtime");
