@@ -137,7 +137,7 @@ fn main() {
         Op::Create {
             path: "/x".into(),
             data: "d".into(),
-            mode: zkdst_checker::history::CreateModeRecord::Persistent,
+            mode: zkdst_checker::history::CreateMode::Persistent,
         },
         Outcome::Ok {
             value: Value::Error {

@@ -6,10 +6,14 @@
 //! `recipes` re-exports these from its `zk` interface module, so recipe
 //! code names them as before.
 
+mod code;
+mod create_mode;
 mod session;
 mod stat;
 mod zxid;
 
+pub use code::ErrorCode;
+pub use create_mode::CreateMode;
 pub use session::SessionState;
 pub use stat::Stat;
 pub use zxid::{counter_of, epoch_of, make_zxid, Zxid};

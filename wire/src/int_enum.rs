@@ -1,4 +1,4 @@
-//! Enums carried as jute ints (`OpCode`, `KeeperException.Code`, the
+//! Enums carried as jute ints (`OpCode`, the
 //! watcher enums): one declaration gives the variants, their wire values,
 //! `ALL`, and both directions of the mapping as `match`es — one source of
 //! truth, and no table scan on the encode path.

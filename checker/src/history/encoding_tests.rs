@@ -1,7 +1,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::history::{CreateModeRecord, Data, Op, Outcome, ReplicaCheck, Stat, TxnRecord, Value};
+use crate::history::{CreateMode, Data, Op, Outcome, ReplicaCheck, Stat, TxnRecord, Value};
 
 const ALL: [Encoding; 3] = [Encoding::Json, Encoding::JsonLines, Encoding::JsonLinesGz];
 
@@ -22,7 +22,7 @@ fn op() -> impl Strategy<Value = Op> {
         (text(), prop::collection::vec(any::<u8>(), 0..8)).prop_map(|(path, d)| Op::Create {
             path,
             data: Data(d),
-            mode: CreateModeRecord::EphemeralSequential,
+            mode: CreateMode::EphemeralSequential,
         }),
         (text(), any::<bool>()).prop_map(|(path, watch)| Op::GetChildren { path, watch }),
         (text(), any::<i32>()).prop_map(|(path, version)| Op::Delete { path, version }),
@@ -135,7 +135,7 @@ fn sample() -> History {
             op: Op::Create {
                 path: "/locks/l/lock-".into(),
                 data: Data::from("x"),
-                mode: CreateModeRecord::EphemeralSequential,
+                mode: CreateMode::EphemeralSequential,
             },
         });
     }

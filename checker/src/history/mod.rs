@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 pub use data::Data;
 pub use encoding::{DecodeError, Encoding, LINES_VERSION};
 pub use names::Names;
-pub use op::{CreateModeRecord, MultiOpResult, Op, Outcome, TxnRecord, Value};
+pub use op::{MultiOpResult, Op, Outcome, TxnRecord, Value};
 use op_index::OpIndex;
 pub use replica::ReplicaCheck;
 
@@ -27,7 +27,7 @@ pub type Time = u64;
 pub type ClientId = u32;
 /// Identifies one operation: its invocation and its completion share it.
 pub type OpId = u64;
-pub use zkdst_model::{SessionId, SessionState, Stat, Zxid};
+pub use zkdst_model::{CreateMode, SessionId, SessionState, Stat, Zxid};
 
 /// A recorded run.
 #[derive(Debug, Clone, PartialEq, Default, Hash, Serialize, Deserialize)]
@@ -297,7 +297,7 @@ mod tests {
             op: Op::Create {
                 path: "/a".into(),
                 data: Data::from("x"),
-                mode: CreateModeRecord::EphemeralSequential,
+                mode: CreateMode::EphemeralSequential,
             },
         });
         h.events.push(Event::Complete {

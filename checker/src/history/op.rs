@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Data, Names, SessionId, Stat};
+use super::{CreateMode, Data, Names, SessionId, Stat};
 
 /// An operation a client invoked: a ZooKeeper call, a recipe-level action,
 /// or an operation on a generic object (register, key/value) from a
@@ -14,7 +14,7 @@ pub enum Op {
     Create {
         path: String,
         data: Data,
-        mode: CreateModeRecord,
+        mode: CreateMode,
     },
     Delete {
         path: String,
@@ -223,36 +223,6 @@ impl Op {
                 | Op::MultiRead { .. }
                 | Op::AddWatch { .. }
                 | Op::CloseSession
-        )
-    }
-}
-
-/// How a node was created, as a history records it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CreateModeRecord {
-    Persistent,
-    Ephemeral,
-    PersistentSequential,
-    EphemeralSequential,
-    Container,
-    PersistentWithTtl,
-    PersistentSequentialWithTtl,
-}
-
-impl CreateModeRecord {
-    pub fn is_ephemeral(self) -> bool {
-        matches!(
-            self,
-            CreateModeRecord::Ephemeral | CreateModeRecord::EphemeralSequential
-        )
-    }
-    pub fn is_sequential(self) -> bool {
-        matches!(
-            self,
-            CreateModeRecord::PersistentSequential
-                | CreateModeRecord::EphemeralSequential
-                | CreateModeRecord::PersistentSequentialWithTtl
         )
     }
 }

@@ -307,7 +307,7 @@ mod tests {
         let create = Op::Create {
             path: "/a".into(),
             data: Data(b"v".to_vec()),
-            mode: crate::history::CreateModeRecord::Persistent,
+            mode: crate::history::CreateMode::Persistent,
         };
         tree.apply_op(&create, 1, 5).expect("create applies");
         let op = Op::MultiRead {

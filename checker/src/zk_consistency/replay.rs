@@ -10,6 +10,7 @@
 //! last zxid no unknown write can precede).
 
 use std::collections::{BTreeMap, BTreeSet};
+use zkdst_model::ErrorCode;
 
 use crate::history::{Event, History, Op, OpId, Operation, Outcome, SessionId, Time, TxnRecord, Value, Zxid};
 use crate::properties::ViolationKind;
@@ -70,7 +71,7 @@ pub fn collect_commits(h: &History, r: &mut CheckResult) -> BTreeMap<Zxid, Commi
 
 /// Error replies the data-tree model cannot decide: they depend on the
 /// leader's session tracker.
-const SESSION_ERRORS: [&str; 2] = ["SessionMoved", "SessionExpired"];
+const SESSION_ERRORS: [&str; 2] = [ErrorCode::SessionMoved.name(), ErrorCode::SessionExpired.name()];
 
 pub fn is_write(op: &Op) -> bool {
     matches!(

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::history::SessionState;
-use crate::history::{CreateModeRecord, Data, Stat, TxnRecord, Value};
+use crate::history::{CreateMode, Data, Stat, TxnRecord, Value};
 use crate::properties::testkit::Builder;
 use crate::properties::Verdict;
 
@@ -13,7 +13,7 @@ fn create(path: &str, data: &str) -> Op {
     Op::Create {
         path: path.into(),
         data: Data::from(data),
-        mode: CreateModeRecord::Persistent,
+        mode: CreateMode::Persistent,
     }
 }
 fn set(path: &str, data: &str) -> Op {
@@ -237,7 +237,7 @@ fn sequential_names_and_error_replies_are_replayed() {
         Op::Create {
             path: "/a/q-".into(),
             data: Data::from("x"),
-            mode: CreateModeRecord::EphemeralSequential,
+            mode: CreateMode::EphemeralSequential,
         },
     );
     b.commit(
@@ -281,7 +281,7 @@ fn sequential_names_and_error_replies_are_replayed() {
         Op::Create {
             path: "/a/q-".into(),
             data: Data::from("x"),
-            mode: CreateModeRecord::PersistentSequential,
+            mode: CreateMode::PersistentSequential,
         },
     );
     b.commit(
@@ -336,7 +336,7 @@ fn expiry_must_delete_all_ephemerals_at_one_zxid() {
         Op::Create {
             path: "/e".into(),
             data: Data::default(),
-            mode: CreateModeRecord::Ephemeral,
+            mode: CreateMode::Ephemeral,
         },
     );
     b.commit(

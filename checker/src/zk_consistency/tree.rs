@@ -10,7 +10,7 @@
 
 use im::{OrdMap, OrdSet};
 
-use crate::history::{CreateModeRecord, Data, MultiOpResult, Op, SessionId, Stat, TxnRecord, Value, Zxid};
+use crate::history::{CreateMode, Data, MultiOpResult, Op, SessionId, Stat, TxnRecord, Value, Zxid};
 
 /// One znode.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,14 +63,16 @@ impl Node {
 
 /// ZooKeeper error codes the model decides, by ZooKeeper's names.
 pub mod code {
-    pub const NO_NODE: &str = "NoNode";
-    pub const NODE_EXISTS: &str = "NodeExists";
-    pub const BAD_VERSION: &str = "BadVersion";
-    pub const NOT_EMPTY: &str = "NotEmpty";
-    pub const NO_CHILDREN_FOR_EPHEMERALS: &str = "NoChildrenForEphemerals";
-    pub const BAD_ARGUMENTS: &str = "BadArguments";
-    pub const RUNTIME_INCONSISTENCY: &str = "RuntimeInconsistency";
-    pub const OK: &str = "Ok";
+    use zkdst_model::ErrorCode;
+
+    pub const NO_NODE: &str = ErrorCode::NoNode.name();
+    pub const NODE_EXISTS: &str = ErrorCode::NodeExists.name();
+    pub const BAD_VERSION: &str = ErrorCode::BadVersion.name();
+    pub const NOT_EMPTY: &str = ErrorCode::NotEmpty.name();
+    pub const NO_CHILDREN_FOR_EPHEMERALS: &str = ErrorCode::NoChildrenForEphemerals.name();
+    pub const BAD_ARGUMENTS: &str = ErrorCode::BadArguments.name();
+    pub const RUNTIME_INCONSISTENCY: &str = ErrorCode::RuntimeInconsistency.name();
+    pub const OK: &str = ErrorCode::Ok.name();
 
     /// Codes the model can decide; replies with other codes are not compared.
     pub fn modelled(c: &str) -> bool {
@@ -247,7 +249,7 @@ impl DataTree {
         &mut self,
         path: &str,
         data: &Data,
-        mode: CreateModeRecord,
+        mode: CreateMode,
         session: SessionId,
         zxid: Zxid,
     ) -> Result<(Value, Option<TxnRecord>), &'static str> {

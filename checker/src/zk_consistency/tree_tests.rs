@@ -2,7 +2,7 @@
 
 use super::*;
 
-fn create(path: &str, mode: CreateModeRecord) -> Op {
+fn create(path: &str, mode: CreateMode) -> Op {
     Op::Create {
         path: path.into(),
         data: Data::from("d"),
@@ -13,12 +13,12 @@ fn create(path: &str, mode: CreateModeRecord) -> Op {
 #[test]
 fn sequential_names_use_the_internal_counter_not_cversion() {
     let mut t = DataTree::new();
-    t.apply_op(&create("/s", CreateModeRecord::Persistent), 1, 1);
+    t.apply_op(&create("/s", CreateMode::Persistent), 1, 1);
     let a = t
-        .apply_op(&create("/s/s-", CreateModeRecord::PersistentSequential), 1, 2)
+        .apply_op(&create("/s/s-", CreateMode::PersistentSequential), 1, 2)
         .unwrap();
     assert!(matches!(a.reply, Value::Created { ref path, .. } if path == "/s/s-0000000000"));
-    t.apply_op(&create("/s/s-", CreateModeRecord::PersistentSequential), 1, 3);
+    t.apply_op(&create("/s/s-", CreateMode::PersistentSequential), 1, 3);
     t.apply_op(
         &Op::Delete {
             path: "/s/s-0000000000".into(),
@@ -29,7 +29,7 @@ fn sequential_names_use_the_internal_counter_not_cversion() {
     );
     assert_eq!(t.get("/s").unwrap().stat().cversion, 3);
     let c = t
-        .apply_op(&create("/s/s-", CreateModeRecord::PersistentSequential), 1, 5)
+        .apply_op(&create("/s/s-", CreateMode::PersistentSequential), 1, 5)
         .unwrap();
     assert!(matches!(c.reply, Value::Created { ref path, .. } if path == "/s/s-0000000002"));
     assert_eq!(t.get("/s").unwrap().pzxid, 5);
@@ -38,8 +38,8 @@ fn sequential_names_use_the_internal_counter_not_cversion() {
 #[test]
 fn versions_and_error_precedence() {
     let mut t = DataTree::new();
-    t.apply_op(&create("/a", CreateModeRecord::Persistent), 1, 1);
-    t.apply_op(&create("/a/b", CreateModeRecord::Persistent), 1, 2);
+    t.apply_op(&create("/a", CreateMode::Persistent), 1, 1);
+    t.apply_op(&create("/a/b", CreateMode::Persistent), 1, 2);
     let r = t
         .apply_op(
             &Op::Delete {
@@ -92,15 +92,15 @@ fn versions_and_error_precedence() {
         (s.version, s.mzxid, s.czxid, s.data_length, s.num_children),
         (1, 3, 1, 2, 1)
     );
-    let r = t.apply_op(&create("/x/y", CreateModeRecord::Persistent), 1, 4).unwrap();
+    let r = t.apply_op(&create("/x/y", CreateMode::Persistent), 1, 4).unwrap();
     assert_eq!(r.reply, err(code::NO_NODE));
 }
 
 #[test]
 fn ephemerals_die_with_their_session_and_have_no_children() {
     let mut t = DataTree::new();
-    t.apply_op(&create("/e", CreateModeRecord::Ephemeral), 7, 1);
-    let r = t.apply_op(&create("/e/c", CreateModeRecord::Persistent), 7, 2).unwrap();
+    t.apply_op(&create("/e", CreateMode::Ephemeral), 7, 1);
+    let r = t.apply_op(&create("/e/c", CreateMode::Persistent), 7, 2).unwrap();
     assert_eq!(r.reply, err(code::NO_CHILDREN_FOR_EPHEMERALS));
     assert_eq!(t.get("/e").unwrap().ephemeral_owner, 7);
     assert_eq!(t.close_session(7, 3), vec!["/e".to_string()]);
@@ -114,8 +114,8 @@ fn multi_is_all_or_nothing_and_sees_earlier_ops() {
         .apply_op(
             &Op::Multi {
                 ops: vec![
-                    create("/m", CreateModeRecord::Persistent),
-                    create("/m/s-", CreateModeRecord::PersistentSequential),
+                    create("/m", CreateMode::Persistent),
+                    create("/m/s-", CreateMode::PersistentSequential),
                 ],
             },
             1,
@@ -129,8 +129,8 @@ fn multi_is_all_or_nothing_and_sees_earlier_ops() {
         .apply_op(
             &Op::Multi {
                 ops: vec![
-                    create("/n", CreateModeRecord::Persistent),
-                    create("/n", CreateModeRecord::Persistent),
+                    create("/n", CreateMode::Persistent),
+                    create("/n", CreateMode::Persistent),
                     Op::Check {
                         path: "/m".into(),
                         version: -1,

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use zkdst_model::ErrorCode;
+
 use super::path::PathError;
 
 /// An error a ZooKeeper operation can return. The discriminants are
@@ -78,109 +80,105 @@ pub enum ZkError {
 }
 
 impl ZkError {
-    /// ZooKeeper's numeric code.
-    pub fn code(&self) -> i32 {
+    /// The server's code for this error; `None` for the client-side ones
+    /// (`Closed`, `InvalidPath`, `InvalidArgument`).
+    pub fn keeper_code(&self) -> Option<ErrorCode> {
+        use ErrorCode as Code;
         use ZkError::*;
-        match self {
-            SystemError => -1,
-            RuntimeInconsistency => -2,
-            DataInconsistency => -3,
-            ConnectionLoss => -4,
-            MarshallingError => -5,
-            Unimplemented => -6,
-            OperationTimeout => -7,
-            BadArguments => -8,
-            UnknownSession => -12,
-            NoNode => -101,
-            NoAuth => -102,
-            BadVersion => -103,
-            NoChildrenForEphemerals => -108,
-            NodeExists => -110,
-            NotEmpty => -111,
-            SessionExpired => -112,
-            InvalidCallback => -113,
-            InvalidAcl => -114,
-            AuthFailed => -115,
-            SessionMoved => -118,
-            NotReadOnly => -119,
-            EphemeralOnLocalSession => -120,
-            NoWatcher => -121,
-            RequestTimeout => -122,
-            QuotaExceeded => -125,
-            Throttled => -127,
-            Closed => -112_000,
-            InvalidPath(_) | InvalidArgument(_) => -8_000,
+        Some(match self {
+            SystemError => Code::SystemError,
+            RuntimeInconsistency => Code::RuntimeInconsistency,
+            DataInconsistency => Code::DataInconsistency,
+            ConnectionLoss => Code::ConnectionLoss,
+            MarshallingError => Code::MarshallingError,
+            Unimplemented => Code::Unimplemented,
+            OperationTimeout => Code::OperationTimeout,
+            BadArguments => Code::BadArguments,
+            UnknownSession => Code::UnknownSession,
+            NoNode => Code::NoNode,
+            NoAuth => Code::NoAuth,
+            BadVersion => Code::BadVersion,
+            NoChildrenForEphemerals => Code::NoChildrenForEphemerals,
+            NodeExists => Code::NodeExists,
+            NotEmpty => Code::NotEmpty,
+            SessionExpired => Code::SessionExpired,
+            InvalidCallback => Code::InvalidCallback,
+            InvalidAcl => Code::InvalidAcl,
+            AuthFailed => Code::AuthFailed,
+            SessionMoved => Code::SessionMoved,
+            NotReadOnly => Code::NotReadOnly,
+            EphemeralOnLocalSession => Code::EphemeralOnLocalSession,
+            NoWatcher => Code::NoWatcher,
+            RequestTimeout => Code::RequestTimeout,
+            QuotaExceeded => Code::QuotaExceeded,
+            Throttled => Code::ThrottledOp,
+            Closed | InvalidPath(_) | InvalidArgument(_) => return None,
+        })
+    }
+
+    /// The error a server code means to a client; `None` for `Ok` and the
+    /// reconfiguration codes a recipe never sees.
+    pub fn from_keeper_code(code: ErrorCode) -> Option<ZkError> {
+        use ErrorCode as Code;
+        use ZkError::*;
+        Some(match code {
+            Code::SystemError => SystemError,
+            Code::RuntimeInconsistency => RuntimeInconsistency,
+            Code::DataInconsistency => DataInconsistency,
+            Code::ConnectionLoss => ConnectionLoss,
+            Code::MarshallingError => MarshallingError,
+            Code::Unimplemented => Unimplemented,
+            Code::OperationTimeout => OperationTimeout,
+            Code::BadArguments => BadArguments,
+            Code::UnknownSession => UnknownSession,
+            Code::NoNode => NoNode,
+            Code::NoAuth => NoAuth,
+            Code::BadVersion => BadVersion,
+            Code::NoChildrenForEphemerals => NoChildrenForEphemerals,
+            Code::NodeExists => NodeExists,
+            Code::NotEmpty => NotEmpty,
+            Code::SessionExpired => SessionExpired,
+            Code::InvalidCallback => InvalidCallback,
+            Code::InvalidAcl => InvalidAcl,
+            Code::AuthFailed => AuthFailed,
+            Code::SessionMoved => SessionMoved,
+            Code::NotReadOnly => NotReadOnly,
+            Code::EphemeralOnLocalSession => EphemeralOnLocalSession,
+            Code::NoWatcher => NoWatcher,
+            Code::RequestTimeout => RequestTimeout,
+            Code::QuotaExceeded => QuotaExceeded,
+            Code::ThrottledOp => Throttled,
+            Code::Ok
+            | Code::NewConfigNoQuorum
+            | Code::ReconfigInProgress
+            | Code::ApiError
+            | Code::ReconfigDisabled
+            | Code::SessionClosedRequireSaslAuth => return None,
+        })
+    }
+
+    /// ZooKeeper's numeric code (client-side errors get codes no server sends).
+    pub fn code(&self) -> i32 {
+        match self.keeper_code() {
+            Some(code) => code.as_i32(),
+            None if *self == ZkError::Closed => -112_000,
+            None => -8_000,
         }
     }
 
     /// The error for a numeric code, if ZooKeeper defines it.
     pub fn from_code(code: i32) -> Option<ZkError> {
-        use ZkError::*;
-        const ALL: [ZkError; 27] = [
-            SystemError,
-            RuntimeInconsistency,
-            DataInconsistency,
-            ConnectionLoss,
-            MarshallingError,
-            Unimplemented,
-            OperationTimeout,
-            BadArguments,
-            UnknownSession,
-            NoNode,
-            NoAuth,
-            BadVersion,
-            NoChildrenForEphemerals,
-            NodeExists,
-            NotEmpty,
-            SessionExpired,
-            InvalidCallback,
-            InvalidAcl,
-            AuthFailed,
-            SessionMoved,
-            NotReadOnly,
-            EphemeralOnLocalSession,
-            NoWatcher,
-            RequestTimeout,
-            QuotaExceeded,
-            Throttled,
-            Closed,
-        ];
-        ALL.into_iter().find(|e| e.code() == code)
+        ErrorCode::from_i32(code).and_then(ZkError::from_keeper_code)
     }
 
-    /// ZooKeeper's name for the code (`NoNode`, `ConnectionLoss`, ...).
+    /// ZooKeeper's name for the code (`NoNode`, `ConnectionLoss`, ...), as a
+    /// history records it.
     pub fn name(&self) -> &'static str {
-        use ZkError::*;
-        match self {
-            SystemError => "SystemError",
-            RuntimeInconsistency => "RuntimeInconsistency",
-            DataInconsistency => "DataInconsistency",
-            ConnectionLoss => "ConnectionLoss",
-            MarshallingError => "MarshallingError",
-            Unimplemented => "Unimplemented",
-            OperationTimeout => "OperationTimeout",
-            BadArguments => "BadArguments",
-            UnknownSession => "UnknownSession",
-            NoNode => "NoNode",
-            NoAuth => "NoAuth",
-            BadVersion => "BadVersion",
-            NoChildrenForEphemerals => "NoChildrenForEphemerals",
-            NodeExists => "NodeExists",
-            NotEmpty => "NotEmpty",
-            SessionExpired => "SessionExpired",
-            InvalidCallback => "InvalidCallback",
-            InvalidAcl => "InvalidACL",
-            AuthFailed => "AuthFailed",
-            SessionMoved => "SessionMoved",
-            NotReadOnly => "NotReadOnly",
-            EphemeralOnLocalSession => "EphemeralOnLocalSession",
-            NoWatcher => "NoWatcher",
-            RequestTimeout => "RequestTimeout",
-            QuotaExceeded => "QuotaExceeded",
-            Throttled => "Throttled",
-            Closed => "Closed",
-            InvalidPath(_) => "InvalidPath",
-            InvalidArgument(_) => "InvalidArgument",
+        match (self.keeper_code(), self) {
+            (Some(code), _) => code.name(),
+            (None, ZkError::InvalidPath(_)) => "InvalidPath",
+            (None, ZkError::InvalidArgument(_)) => "InvalidArgument",
+            (None, _) => "Closed",
         }
     }
 
@@ -215,5 +213,11 @@ mod tests {
         }
         assert_eq!(ZkError::from_code(-110), Some(ZkError::NodeExists));
         assert_eq!(ZkError::from_code(-9), None);
+        for &c in ErrorCode::ALL {
+            if let Some(e) = ZkError::from_keeper_code(c) {
+                assert_eq!(e.keeper_code(), Some(c));
+                assert_eq!(e.name(), c.name());
+            }
+        }
     }
 }

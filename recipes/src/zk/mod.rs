@@ -18,3 +18,4 @@ pub use types::{
 pub use watch::{
     OneshotWatch, OneshotWatchSender, PersistentWatch, PersistentWatchSender, StateWatch, StateWatchSender,
 };
+pub use zkdst_model::ErrorCode;

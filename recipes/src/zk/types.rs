@@ -4,69 +4,11 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ZkError;
 
-pub use zkdst_model::{SessionId, Stat, Zxid};
+pub use zkdst_model::{CreateMode, SessionId, Stat, Zxid};
 
 /// `version` argument meaning "any version" (ZooKeeper's -1; no other
 /// negative number is a wildcard).
 pub const ANY_VERSION: i32 = -1;
-
-/// How a znode is created (`CreateMode.java`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum CreateMode {
-    Persistent,
-    Ephemeral,
-    PersistentSequential,
-    EphemeralSequential,
-    /// Deleted by the server once it has had a child and has none left.
-    Container,
-    /// Deleted once childless and unmodified for `ttl_ms` (needs the server's
-    /// `zookeeper.extendedTypesEnabled`).
-    PersistentWithTtl {
-        ttl_ms: i64,
-    },
-    PersistentSequentialWithTtl {
-        ttl_ms: i64,
-    },
-}
-
-impl CreateMode {
-    pub fn is_ephemeral(self) -> bool {
-        matches!(self, CreateMode::Ephemeral | CreateMode::EphemeralSequential)
-    }
-    pub fn is_sequential(self) -> bool {
-        matches!(
-            self,
-            CreateMode::PersistentSequential
-                | CreateMode::EphemeralSequential
-                | CreateMode::PersistentSequentialWithTtl { .. }
-        )
-    }
-    pub fn is_container(self) -> bool {
-        matches!(self, CreateMode::Container)
-    }
-    pub fn ttl_ms(self) -> Option<i64> {
-        match self {
-            CreateMode::PersistentWithTtl { ttl_ms } | CreateMode::PersistentSequentialWithTtl { ttl_ms } => {
-                Some(ttl_ms)
-            }
-            _ => None,
-        }
-    }
-    /// The wire flag (`CreateMode.toFlag`).
-    pub fn flag(self) -> i32 {
-        match self {
-            CreateMode::Persistent => 0,
-            CreateMode::Ephemeral => 1,
-            CreateMode::PersistentSequential => 2,
-            CreateMode::EphemeralSequential => 3,
-            CreateMode::Container => 4,
-            CreateMode::PersistentWithTtl { .. } => 5,
-            CreateMode::PersistentSequentialWithTtl { .. } => 6,
-        }
-    }
-    /// The largest TTL ZooKeeper accepts (2^40 - 1 ms).
-    pub const MAX_TTL_MS: i64 = (1 << 40) - 1;
-}
 
 /// Which events a persistent watch delivers (`AddWatchMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -1,28 +1,16 @@
 //! How client calls appear in the history.
 
-use zkdst_checker::history::{CreateModeRecord, Data, MultiOpResult, Op as HOp, Outcome, Value};
-use zkdst_recipes::zk::{CreateMode, Op, OpResult, ReadOp, ReadResult, ZkError, Zxid};
+use zkdst_checker::history::{Data, MultiOpResult, Op as HOp, Outcome, Value};
+use zkdst_recipes::zk::{Op, OpResult, ReadOp, ReadResult, ZkError, Zxid};
 
 use crate::proto::{Request, Response};
-
-pub fn mode_record(m: CreateMode) -> CreateModeRecord {
-    match m {
-        CreateMode::Persistent => CreateModeRecord::Persistent,
-        CreateMode::Ephemeral => CreateModeRecord::Ephemeral,
-        CreateMode::PersistentSequential => CreateModeRecord::PersistentSequential,
-        CreateMode::EphemeralSequential => CreateModeRecord::EphemeralSequential,
-        CreateMode::Container => CreateModeRecord::Container,
-        CreateMode::PersistentWithTtl { .. } => CreateModeRecord::PersistentWithTtl,
-        CreateMode::PersistentSequentialWithTtl { .. } => CreateModeRecord::PersistentSequentialWithTtl,
-    }
-}
 
 fn multi_op(op: &Op) -> HOp {
     match op {
         Op::Create { path, data, mode } => HOp::Create {
             path: path.clone(),
             data: Data(data.clone()),
-            mode: mode_record(*mode),
+            mode: *mode,
         },
         Op::Delete { path, version } => HOp::Delete {
             path: path.clone(),
@@ -45,7 +33,7 @@ pub fn op_of(r: &Request) -> HOp {
         Request::Create { path, data, mode } => HOp::Create {
             path: path.clone(),
             data: Data(data.clone()),
-            mode: mode_record(*mode),
+            mode: *mode,
         },
         Request::Delete { path, version } => HOp::Delete {
             path: path.clone(),

@@ -11,7 +11,7 @@ use crate::proto::{Request, Response};
 
 /// The wire code of an error (both tables are `KeeperException.Code`).
 pub fn code(e: &ZkError) -> ErrorCode {
-    ErrorCode::from_i32(e.code()).unwrap_or(ErrorCode::SystemError)
+    e.keeper_code().unwrap_or(ErrorCode::SystemError)
 }
 
 pub fn event_type(t: EventType) -> w::EventType {
