@@ -10,6 +10,7 @@ mod code;
 mod create_mode;
 mod session;
 mod stat;
+mod words;
 mod zxid;
 
 pub use code::ErrorCode;
@@ -20,3 +21,6 @@ pub use zxid::{counter_of, epoch_of, make_zxid, Zxid};
 
 /// A session id as the server assigns it.
 pub type SessionId = i64;
+
+#[doc(hidden)]
+pub use serde as __serde;

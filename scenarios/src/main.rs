@@ -321,10 +321,7 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
                         p.strip_prefix(std::env::current_dir().unwrap_or_default())
                             .unwrap_or(&p)
                             .display(),
-                        serde_json::to_value(s.workload.recipe)
-                            .ok()
-                            .and_then(|v| v.as_str().map(str::to_string))
-                            .unwrap_or_default(),
+                        s.workload.recipe,
                         s.check.checkers.join(","),
                         s.description
                     ),
@@ -425,8 +422,10 @@ fn check_with_checkers(
     } else {
         checkers.iter().map(String::as_str).collect()
     };
-    let results = zkdst_checker::properties::registry::run_all(&names, &history, &Default::default())
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let params = zkdst_checker::properties::Params::recorded(&history)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let results =
+        zkdst_checker::properties::registry::run_all(&names, &history, &params).map_err(|e| anyhow::anyhow!("{e}"))?;
     let words: Vec<String> = results
         .iter()
         .map(|r| {

@@ -49,68 +49,27 @@ impl TryFrom<String> for Node {
     }
 }
 
-/// The kinds of fault: what a swarm draws from (its weights' keys), what
-/// a plan's `kind` names (a pause split by the node it stops), and the
-/// `fault.KIND` / `skipped.KIND` stats. One name each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FaultKind {
-    PartitionHalves,
-    IsolateLeader,
-    MajoritiesRing,
-    Bridge,
-    OneWayCut,
-    ClientCut,
-    KillLeader,
-    /// A server drawn at random (`kill-random` in older scenario files).
-    #[serde(alias = "kill-random")]
-    KillServer,
-    DropConnection,
-    LoseReply,
-    ExpireSession,
-    PauseClient,
-    PauseServer,
-    LatencySpike,
-    DeleteRecipeDir,
-}
-
-impl FaultKind {
-    pub const ALL: [FaultKind; 15] = [
-        FaultKind::PartitionHalves,
-        FaultKind::IsolateLeader,
-        FaultKind::MajoritiesRing,
-        FaultKind::Bridge,
-        FaultKind::OneWayCut,
-        FaultKind::ClientCut,
-        FaultKind::KillLeader,
-        FaultKind::KillServer,
-        FaultKind::DropConnection,
-        FaultKind::LoseReply,
-        FaultKind::ExpireSession,
-        FaultKind::PauseClient,
-        FaultKind::PauseServer,
-        FaultKind::LatencySpike,
-        FaultKind::DeleteRecipeDir,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            FaultKind::PartitionHalves => "partition-halves",
-            FaultKind::IsolateLeader => "isolate-leader",
-            FaultKind::MajoritiesRing => "majorities-ring",
-            FaultKind::Bridge => "bridge",
-            FaultKind::OneWayCut => "one-way-cut",
-            FaultKind::ClientCut => "client-cut",
-            FaultKind::KillLeader => "kill-leader",
-            FaultKind::KillServer => "kill-server",
-            FaultKind::DropConnection => "drop-connection",
-            FaultKind::LoseReply => "lose-reply",
-            FaultKind::ExpireSession => "expire-session",
-            FaultKind::PauseClient => "pause-client",
-            FaultKind::PauseServer => "pause-server",
-            FaultKind::LatencySpike => "latency-spike",
-            FaultKind::DeleteRecipeDir => "delete-recipe-dir",
-        }
+zkdst_model::words! {
+    /// The kinds of fault: what a swarm draws from (its weights' keys), what
+    /// a plan's `kind` names (a pause split by the node it stops), and the
+    /// `fault.KIND` / `skipped.KIND` stats. One name each.
+    pub enum FaultKind {
+        PartitionHalves = "partition-halves",
+        IsolateLeader = "isolate-leader",
+        MajoritiesRing = "majorities-ring",
+        Bridge = "bridge",
+        OneWayCut = "one-way-cut",
+        ClientCut = "client-cut",
+        KillLeader = "kill-leader",
+        /// A server drawn at random (`kill-random` in older scenario files).
+        KillServer = "kill-server" | "kill-random",
+        DropConnection = "drop-connection",
+        LoseReply = "lose-reply",
+        ExpireSession = "expire-session",
+        PauseClient = "pause-client",
+        PauseServer = "pause-server",
+        LatencySpike = "latency-spike",
+        DeleteRecipeDir = "delete-recipe-dir",
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use zkdst_checker::history::History;
-use zkdst_checker::properties::{self, progress, CheckResult, Verdict};
+use zkdst_checker::properties::{self, progress, CheckResult, Verdict, PARAMS_META_KEY};
 use zkdst_sim::cluster::{Cluster, EnsembleConfig};
 use zkdst_sim::recorder::Recorder;
 use zkdst_sim::runner::run_seed;
@@ -140,15 +140,17 @@ fn finish(
     mut mark: std::time::Instant,
 ) -> RunOutcome {
     let SimResult {
-        history,
+        mut history,
         mut stats,
         error,
     } = sim;
+    let mut params = scenario.check.params.clone();
+    params.min_progress = scenario.check.min_progress;
+    params.permits = Some(scenario.workload.permits);
+    // Recorded so that `zkdst check` judges the stored history as this run did.
+    history.meta.insert(PARAMS_META_KEY.into(), params.to_meta());
     let mut results = Vec::new();
     if error.is_none() {
-        let mut params = scenario.check.params.clone();
-        params.min_progress = scenario.check.min_progress;
-        params.permits = Some(scenario.workload.permits);
         let params = &params;
         let ops = history.operations().unwrap_or_default();
         phases.lap("pair", &mut mark);

@@ -82,47 +82,27 @@ impl Default for Ensemble {
     }
 }
 
-/// The recipe under test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Recipe {
-    /// No recipe: raw ZooKeeper calls (service-level scenarios).
-    Ensemble,
-    Lock,
-    Rwlock,
-    /// The read/write lock with revocation: waiters ask holders to release.
-    RevocableLock,
-    Semaphore,
-    Queue,
-    PriorityQueue,
-    Election,
-    LeaderLatch,
-    Barrier,
-    DoubleBarrier,
-    Counter,
-    Membership,
-    Config,
-    TwoPhaseCommit,
-}
-
-impl Recipe {
-    pub const ALL: [Recipe; 15] = [
-        Recipe::Ensemble,
-        Recipe::Lock,
-        Recipe::Rwlock,
-        Recipe::RevocableLock,
-        Recipe::Semaphore,
-        Recipe::Queue,
-        Recipe::PriorityQueue,
-        Recipe::Election,
-        Recipe::LeaderLatch,
-        Recipe::Barrier,
-        Recipe::DoubleBarrier,
-        Recipe::Counter,
-        Recipe::Membership,
-        Recipe::Config,
-        Recipe::TwoPhaseCommit,
-    ];
+zkdst_model::words! {
+    /// The recipe under test.
+    pub enum Recipe {
+        /// No recipe: raw ZooKeeper calls (service-level scenarios).
+        Ensemble = "ensemble",
+        Lock = "lock",
+        Rwlock = "rwlock",
+        /// The read/write lock with revocation: waiters ask holders to release.
+        RevocableLock = "revocable-lock",
+        Semaphore = "semaphore",
+        Queue = "queue",
+        PriorityQueue = "priority-queue",
+        Election = "election",
+        LeaderLatch = "leader-latch",
+        Barrier = "barrier",
+        DoubleBarrier = "double-barrier",
+        Counter = "counter",
+        Membership = "membership",
+        Config = "config",
+        TwoPhaseCommit = "two-phase-commit",
+    }
 }
 
 /// How a queue consumer takes items.
@@ -489,12 +469,6 @@ impl Scenario {
             message,
         };
         let w = &self.workload;
-        let recipe = |r: Recipe| {
-            serde_json::to_value(r)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default()
-        };
         if let Some(v) = w.variant {
             if v.recipe() != w.recipe {
                 return Err(bad(
@@ -502,9 +476,9 @@ impl Scenario {
                     format!(
                         "{} is a planted {} recipe; expected recipe = {:?}, found {:?}",
                         v.name(),
-                        recipe(v.recipe()),
-                        recipe(v.recipe()),
-                        recipe(w.recipe)
+                        v.recipe(),
+                        v.recipe().name(),
+                        w.recipe.name()
                     ),
                 ));
             }
@@ -517,7 +491,7 @@ impl Scenario {
         }
         let only = |field: &str, set: bool, r: Recipe| {
             if set && w.recipe != r {
-                Err(bad(field, format!("applies to recipe {:?} only", recipe(r))))
+                Err(bad(field, format!("applies to recipe {:?} only", r.name())))
             } else {
                 Ok(())
             }
@@ -592,9 +566,13 @@ pub fn shipped_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every shipped scenario file, sorted by name.
+/// Every shipped scenario file, sorted by name (the regression seeds'
+/// file beside them is not a scenario).
 pub fn shipped() -> Vec<PathBuf> {
-    toml_files(&shipped_dir())
+    let regressions = Path::new(crate::regress::DEFAULT_FILE).file_name();
+    let mut v = toml_files(&shipped_dir());
+    v.retain(|p| p.file_name() != regressions);
+    v
 }
 
 /// The planted-bug scenarios (`scenarios/planted/`), sorted by name: each

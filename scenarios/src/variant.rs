@@ -4,61 +4,32 @@
 //! picks a type; the correct recipes carry no flags. Without a variant the
 //! scenario runs the correct recipe (a planted scenario's "correct twin").
 
-use serde::{Deserialize, Serialize};
-
 use crate::scenario::{Consumer, Recipe};
 
-/// A planted recipe type, named as in `zkdst_recipes::planted`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum Variant {
-    UnprotectedCreateLock,
-    StaleSessionLock,
-    UnfencedLock,
-    ResetLivelockLatch,
-    CancellationLeakLock,
-    DeleteUnderDisconnectLock,
-    LostWatchLock,
-    LockingQueueRace,
-    SuspendedIgnoredMember,
-    LeakedLeaseSemaphore,
-    DuplicateProcessingQueue,
-    LostItemQueue,
-    DuplicateItemQueue,
-    DoubleIncrementCounter,
-    HerdLock,
-    NoAbdicationElection,
-    PredecessorGoneElection,
+zkdst_model::words! {
+    /// A planted recipe type, named as in `zkdst_recipes::planted`.
+    pub enum Variant {
+        UnprotectedCreateLock = "UnprotectedCreateLock",
+        StaleSessionLock = "StaleSessionLock",
+        UnfencedLock = "UnfencedLock",
+        ResetLivelockLatch = "ResetLivelockLatch",
+        CancellationLeakLock = "CancellationLeakLock",
+        DeleteUnderDisconnectLock = "DeleteUnderDisconnectLock",
+        LostWatchLock = "LostWatchLock",
+        LockingQueueRace = "LockingQueueRace",
+        SuspendedIgnoredMember = "SuspendedIgnoredMember",
+        LeakedLeaseSemaphore = "LeakedLeaseSemaphore",
+        DuplicateProcessingQueue = "DuplicateProcessingQueue",
+        LostItemQueue = "LostItemQueue",
+        DuplicateItemQueue = "DuplicateItemQueue",
+        DoubleIncrementCounter = "DoubleIncrementCounter",
+        HerdLock = "HerdLock",
+        NoAbdicationElection = "NoAbdicationElection",
+        PredecessorGoneElection = "PredecessorGoneElection",
+    }
 }
 
 impl Variant {
-    pub const ALL: [Variant; 17] = [
-        Variant::UnprotectedCreateLock,
-        Variant::StaleSessionLock,
-        Variant::UnfencedLock,
-        Variant::ResetLivelockLatch,
-        Variant::CancellationLeakLock,
-        Variant::DeleteUnderDisconnectLock,
-        Variant::LostWatchLock,
-        Variant::LockingQueueRace,
-        Variant::SuspendedIgnoredMember,
-        Variant::LeakedLeaseSemaphore,
-        Variant::DuplicateProcessingQueue,
-        Variant::LostItemQueue,
-        Variant::DuplicateItemQueue,
-        Variant::DoubleIncrementCounter,
-        Variant::HerdLock,
-        Variant::NoAbdicationElection,
-        Variant::PredecessorGoneElection,
-    ];
-
-    /// The type name (as written in scenario files).
-    pub fn name(self) -> String {
-        serde_json::to_value(self)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default()
-    }
-
     /// The recipe this type is a broken version of.
     pub fn recipe(self) -> Recipe {
         match self {
@@ -123,8 +94,7 @@ mod tests {
     fn names_round_trip_and_are_distinct() {
         let mut seen = std::collections::BTreeSet::new();
         for v in Variant::ALL {
-            let back: Variant = serde_json::from_value(serde_json::Value::String(v.name())).unwrap();
-            assert_eq!(back, v);
+            assert_eq!(Variant::from_name(v.name()), Some(*v));
             assert!(seen.insert(v.class()), "{v:?}");
         }
     }

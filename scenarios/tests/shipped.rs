@@ -115,3 +115,45 @@ proptest! {
         prop_assert!(o.verdict != RunVerdict::Fail, "{:?}\n{}", o.failed_checks(), plan);
     }
 }
+
+/// A stored history carries its checkers' parameters: judged again from its
+/// file, by `zkdst check`'s route, every checker of the run gives the run's
+/// verdict (a queue's at-least-once contract, a semaphore's permits ...),
+/// violations included (a planted bug's failing seed).
+#[test]
+fn a_stored_history_is_judged_again_as_its_run_judged_it() {
+    use zkdst_checker::history::{Encoding, History};
+    use zkdst_checker::properties::{registry, Params, Verdict};
+    let mut failing = 0;
+    let planted: Vec<PathBuf> = ["planted/lock-unfenced.toml", "planted/queue-duplicate-item.toml"]
+        .iter()
+        .map(|p| path(p))
+        .collect();
+    for p in zkdst_scenarios::scenario::shipped().into_iter().chain(planted) {
+        let sc = Scenario::load(&p).unwrap_or_else(|e| panic!("{e}"));
+        let seeds = sc.seeds.start..sc.seeds.start + 6;
+        for seed in seeds {
+            let o = run(&sc, seed, None);
+            let stored = History::decode(&o.history.encode(Encoding::JsonLinesGz)).unwrap();
+            let names: Vec<&str> = sc.check.checkers.iter().map(String::as_str).collect();
+            let params = Params::recorded(&stored).unwrap();
+            let again = registry::run_all(&names, &stored, &params).unwrap();
+            // The run's own checkers (it adds `progress` to every scenario).
+            let verdicts = |rs: &[zkdst_checker::properties::CheckResult]| {
+                rs.iter()
+                    .filter(|r| names.contains(&r.checker.as_str()))
+                    .map(|r| (r.checker.clone(), r.verdict))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(verdicts(&again), verdicts(&o.results), "{} seed {seed}", p.display());
+            if o.results.iter().any(|r| r.verdict == Verdict::Violation) {
+                failing += 1;
+                break;
+            }
+            if !p.parent().is_some_and(|d| d.ends_with("planted")) {
+                break;
+            }
+        }
+    }
+    assert!(failing >= 1, "no planted seed failed: the violation path went untested");
+}

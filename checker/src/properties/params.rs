@@ -73,6 +73,46 @@ impl Default for Params {
     }
 }
 
+/// The history meta key under which a run records its checkers' parameters.
+pub const META_KEY: &str = "check_params";
+
+/// The parameters as a history records them: every field, those a scenario
+/// sets from elsewhere (`min_progress`, `permits`) included.
+#[derive(Serialize, Deserialize)]
+struct Recorded {
+    #[serde(flatten)]
+    params: Params,
+    min_progress: u64,
+    permits: Option<u32>,
+}
+
+impl Params {
+    /// This, as JSON for the history's meta [`META_KEY`].
+    pub fn to_meta(&self) -> String {
+        let r = Recorded {
+            params: self.clone(),
+            min_progress: self.min_progress,
+            permits: self.permits,
+        };
+        serde_json::to_string(&r).expect("params serialize")
+    }
+
+    /// The parameters the run that wrote `history` judged it with (its meta
+    /// [`META_KEY`]), so that a stored history is judged again as its run
+    /// did; the defaults when it recorded none.
+    pub fn recorded(history: &History) -> Result<Params, String> {
+        let Some(json) = history.meta.get(META_KEY) else {
+            return Ok(Params::default());
+        };
+        let r: Recorded = serde_json::from_str(json).map_err(|e| format!("the history's meta \"{META_KEY}\": {e}"))?;
+        Ok(Params {
+            min_progress: r.min_progress,
+            permits: r.permits,
+            ..r.params
+        })
+    }
+}
+
 pub const NS_PER_MS: u64 = 1_000_000;
 
 /// When the faults healed, by this convention (first match wins):
@@ -157,5 +197,26 @@ mod tests {
         assert_eq!(p.barrier_size, Some(3));
         assert!(p.fifo);
         assert!(serde_json::from_str::<Params>(r#"{"fifoo":true}"#).is_err());
+    }
+
+    #[test]
+    fn recorded_params_round_trip_through_the_meta() {
+        let mut h = History::new();
+        assert_eq!(Params::recorded(&h).unwrap(), Params::default());
+        let p = Params {
+            delivery: Delivery::AtLeastOnce,
+            fifo: false,
+            min_progress: 7,
+            permits: Some(3),
+            ..Params::default()
+        };
+        h.meta.insert(META_KEY.into(), p.to_meta());
+        assert_eq!(Params::recorded(&h).unwrap(), p);
+        h.meta.insert(
+            META_KEY.into(),
+            r#"{"fifoo":true,"min_progress":1,"permits":null}"#.into(),
+        );
+        let err = Params::recorded(&h).unwrap_err();
+        assert!(err.contains("check_params") && err.contains("fifoo"), "{err}");
     }
 }

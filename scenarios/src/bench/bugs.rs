@@ -151,7 +151,7 @@ fn found(sc: &Scenario, o: &RunOutcome) -> String {
 pub fn bench(file: &Path, opts: Options, mut log: impl FnMut(String)) -> Result<BugBench, ScenarioError> {
     let sc = Arc::new(Scenario::load(file)?);
     let (bug, class) = match (sc.workload.variant, sc.ensemble.planted) {
-        (Some(v), _) => (v.name(), v.class().to_string()),
+        (Some(v), _) => (v.name().to_string(), v.class().to_string()),
         (None, Some(b)) => (b.name().to_string(), b.class().to_string()),
         (None, None) => {
             return Err(ScenarioError::Field {
