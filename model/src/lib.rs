@@ -8,6 +8,8 @@
 
 mod code;
 mod create_mode;
+mod exercised;
+mod fault;
 mod session;
 mod stat;
 mod words;
@@ -15,6 +17,8 @@ mod zxid;
 
 pub use code::ErrorCode;
 pub use create_mode::CreateMode;
+pub use exercised::{Exercised, Situation, EXERCISED_NOTE};
+pub use fault::FaultKind;
 pub use session::SessionState;
 pub use stat::Stat;
 pub use zxid::{counter_of, epoch_of, make_zxid, Zxid};

@@ -236,7 +236,7 @@ pub fn render_summary(sums: &BTreeMap<String, Summary>) -> String {
     for (file, s) in sums {
         t.push_str(&format!("\nexercised in {file} (totals over {} seeds):\n", s.seeds));
         let mut line = String::new();
-        for (k, v) in &s.stats.0 {
+        for (k, v) in s.stats.iter() {
             let item = format!("{k}={v}  ");
             if line.len() + item.len() > 100 {
                 t.push_str(&format!("  {}\n", line.trim_end()));

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use zkdst_model::{Exercised, Situation};
 
 use zkdst_sim::client::SimClient;
 use zkdst_sim::cluster::{Cluster, NodeRef};
@@ -76,10 +77,10 @@ pub async fn run_plan(
                 let f = &plan.faults[i].fault;
                 match apply(c, f, plan.faults[i].duration_ms, clients) {
                     Some(u) => {
-                        stats.add(&format!("fault.{}", f.kind_name()), 1);
+                        stats.add(Exercised::Fault(f.kind()), 1);
                         undo.insert(i, u);
                     }
-                    None => stats.add(&format!("skipped.{}", f.kind_name()), 1),
+                    None => stats.add(Exercised::Skipped(f.kind()), 1),
                 }
             }
             Step::Undo(i) => {
@@ -256,7 +257,7 @@ fn delete_recipe_dir(c: &mut Cluster, path: &str, client: u32, duration_ms: u64)
         while madsim::time::Instant::now() < deadline {
             match zk.delete(&path, -1).await {
                 Ok(()) => {
-                    rec.note(None, format!("{}recipe-dir-deleted", crate::workload::EXERCISED));
+                    rec.note(None, crate::workload::exercised_note(Situation::RecipeDirDeleted));
                     break;
                 }
                 Err(ZkError::NoNode) => break,

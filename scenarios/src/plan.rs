@@ -49,29 +49,7 @@ impl TryFrom<String> for Node {
     }
 }
 
-zkdst_model::words! {
-    /// The kinds of fault: what a swarm draws from (its weights' keys), what
-    /// a plan's `kind` names (a pause split by the node it stops), and the
-    /// `fault.KIND` / `skipped.KIND` stats. One name each.
-    pub enum FaultKind {
-        PartitionHalves = "partition-halves",
-        IsolateLeader = "isolate-leader",
-        MajoritiesRing = "majorities-ring",
-        Bridge = "bridge",
-        OneWayCut = "one-way-cut",
-        ClientCut = "client-cut",
-        KillLeader = "kill-leader",
-        /// A server drawn at random (`kill-random` in older scenario files).
-        KillServer = "kill-server" | "kill-random",
-        DropConnection = "drop-connection",
-        LoseReply = "lose-reply",
-        ExpireSession = "expire-session",
-        PauseClient = "pause-client",
-        PauseServer = "pause-server",
-        LatencySpike = "latency-spike",
-        DeleteRecipeDir = "delete-recipe-dir",
-    }
-}
+pub use zkdst_model::FaultKind;
 
 /// One concrete fault. Targets are fixed when the plan is made, except the
 /// leader, which is whoever leads when the fault fires.

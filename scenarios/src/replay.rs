@@ -40,7 +40,7 @@ pub fn report_text(path: &Path, sc: &Scenario, o: &RunOutcome) -> String {
             m.figure, m.flag_above
         ));
     }
-    let stats: Vec<String> = o.stats.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let stats: Vec<String> = o.stats.iter().map(|(k, v)| format!("{k}={v}")).collect();
     t.push_str(&format!("exercised: {}\n", stats.join(" ")));
     if let Some(e) = &o.error {
         t.push_str(&format!("run failed: {e}\n"));

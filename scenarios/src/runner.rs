@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use zkdst_model::{Exercised, FaultKind, Situation};
 
 use serde::{Deserialize, Serialize};
 use zkdst_checker::history::History;
@@ -228,7 +229,7 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan) -> SimResult {
 
     nemesis::run_plan(&mut c, &plan, &registry, t0, fault_ms, &mut stats).await;
     c.heal_all();
-    if stats.get("fault.latency-spike") > 0 {
+    if stats.get(Exercised::Fault(FaultKind::LatencySpike)) > 0 {
         c.set_latency(DEFAULT_LATENCY.0, DEFAULT_LATENCY.1);
     }
     rec.set_meta("healed_at", rec.now_ns().to_string());
@@ -245,7 +246,7 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan) -> SimResult {
         }
     }
     if stuck > 0 {
-        stats.add("workers-stuck", stuck);
+        stats.add(Situation::WorkersStuck, stuck);
         let now = madsim::time::Instant::now();
         if deadline > now {
             madsim::time::sleep(deadline - now).await;
@@ -254,9 +255,9 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan) -> SimResult {
     rec.note(None, "end of run");
     for id in 1..=sc.ensemble.servers {
         if let Some(d) = c.disk_stats(id) {
-            stats.add("disk.snapshots", d.snapshots_synced);
-            stats.add("disk.snap-syncs", d.snaps_installed);
-            stats.add("disk.loads-from-snapshot", d.loads_from_snapshot);
+            stats.add(Situation::DiskSnapshots, d.snapshots_synced);
+            stats.add(Situation::DiskSnapSyncs, d.snaps_installed);
+            stats.add(Situation::DiskLoadsFromSnapshot, d.loads_from_snapshot);
         }
     }
     c.shutdown();

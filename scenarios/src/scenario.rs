@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use zkdst_model::Exercised;
 
 use serde::{Deserialize, Serialize};
 use zkdst_checker::Params;
@@ -305,7 +306,7 @@ impl Default for Seeds {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Expect {
-    pub min: BTreeMap<String, u64>,
+    pub min: BTreeMap<Exercised, u64>,
 }
 
 /// Why a scenario file could not be used.
@@ -692,5 +693,18 @@ mod tests {
         let m = format!("{MIN}[measure]\nfigure = \"herd.x\"\nflag_above = 1.0\n");
         let e = Scenario::parse(&m, "x.toml").unwrap_err();
         assert!(e.to_string().contains("measure.figure"), "{e}");
+    }
+
+    #[test]
+    fn expected_minimums_name_known_counters() {
+        let ok = format!("{MIN}[expect.min]\n\"fault.kill-random\" = 2\n\"expiry-while-holding\" = 1\n");
+        let s = Scenario::parse(&ok, "x.toml").unwrap();
+        assert_eq!(s.expect.min.get(&Exercised::Fault(FaultKind::KillServer)), Some(&2));
+        let bad = format!("{MIN}[expect.min]\n\"fault.kill-leeder\" = 1\n");
+        let t = Scenario::parse(&bad, "x.toml").unwrap_err().to_string();
+        assert!(
+            t.starts_with("x.toml: field `expect.min") && t.contains("kill-leeder") && t.contains("kill-leader"),
+            "{t}"
+        );
     }
 }

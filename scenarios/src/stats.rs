@@ -8,32 +8,39 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use zkdst_checker::history::{Event, History, Op, Operation, Outcome, Time, TxnRecord};
+use zkdst_model::{Exercised, Situation};
 
-/// Named counters.
+/// The counters of a run or a campaign, by [`Exercised`] name (kept in
+/// name order, as they are printed).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Stats(pub BTreeMap<String, u64>);
+pub struct Stats(BTreeMap<String, u64>);
 
 impl Stats {
-    pub fn add(&mut self, key: &str, n: u64) {
-        *self.0.entry(key.to_string()).or_insert(0) += n;
+    pub fn add(&mut self, what: impl Into<Exercised>, n: u64) {
+        *self.0.entry(what.into().to_string()).or_insert(0) += n;
     }
 
-    pub fn get(&self, key: &str) -> u64 {
-        self.0.get(key).copied().unwrap_or(0)
+    pub fn get(&self, what: impl Into<Exercised>) -> u64 {
+        self.0.get(&what.into().to_string()).copied().unwrap_or(0)
+    }
+
+    /// Every counter, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), *v))
     }
 
     pub fn merge(&mut self, other: &Stats) {
         for (k, v) in &other.0 {
-            self.add(k, *v);
+            *self.0.entry(k.clone()).or_insert(0) += v;
         }
     }
 
-    /// The demanded minimums not met: (stat, wanted, got).
-    pub fn unmet(&self, min: &BTreeMap<String, u64>) -> Vec<(String, u64, u64)> {
+    /// The demanded minimums not met: (counter, wanted, got).
+    pub fn unmet(&self, min: &BTreeMap<Exercised, u64>) -> Vec<(Exercised, u64, u64)> {
         min.iter()
-            .filter(|(k, v)| self.get(k) < **v)
-            .map(|(k, v)| (k.clone(), *v, self.get(k)))
+            .filter(|(k, v)| self.get(**k) < **v)
+            .map(|(k, v)| (*k, *v, self.get(*k)))
             .collect()
     }
 }
@@ -59,16 +66,16 @@ pub fn analyse(h: &History, ops: &[Operation], stats: &mut Stats) {
                     epochs.push((*time, epoch));
                 }
             }
-            Event::Session { state, .. } => stats.add(&format!("session.{}", state.name()), 1),
+            Event::Session { state, .. } => stats.add(Exercised::Session(*state), 1),
             Event::Note { text, .. } => {
-                if let Some(what) = text.strip_prefix(crate::workload::EXERCISED) {
+                if let Some(what) = Exercised::from_note(text) {
                     stats.add(what, 1);
                 }
             }
             _ => {}
         }
     }
-    stats.add("leader-epochs", epochs.len() as u64);
+    stats.add(Situation::LeaderEpochs, epochs.len() as u64);
     let epoch_at = |t: Time| {
         let i = epochs.partition_point(|(et, _)| *et <= t);
         if i == 0 {
@@ -81,21 +88,21 @@ pub fn analyse(h: &History, ops: &[Operation], stats: &mut Stats) {
     for o in ops {
         let recipe = is_recipe_op(&o.op);
         match &o.outcome {
-            Some(Outcome::Info { .. }) if is_create(&o.op) => stats.add("connloss-during-create", 1),
-            Some(Outcome::Info { .. }) if !recipe => stats.add("zk-indeterminate", 1),
-            Some(Outcome::Info { .. }) => stats.add("recipe-ambiguous", 1),
+            Some(Outcome::Info { .. }) if is_create(&o.op) => stats.add(Situation::ConnlossDuringCreate, 1),
+            Some(Outcome::Info { .. }) if !recipe => stats.add(Situation::ZkIndeterminate, 1),
+            Some(Outcome::Info { .. }) => stats.add(Situation::RecipeAmbiguous, 1),
             _ => {}
         }
         if recipe {
             recipe_ops += 1;
             if let Some(done) = o.completed {
                 if epoch_at(o.invoked) != epoch_at(done) {
-                    stats.add("leader-change-mid-op", 1);
+                    stats.add(Situation::LeaderChangeMidOp, 1);
                 }
             }
         }
     }
-    stats.add("recipe-ops", recipe_ops);
+    stats.add(Situation::RecipeOps, recipe_ops);
     // Expiry while holding: the leader expired the session (a closeSession
     // transaction it issued itself) of a client that held a lock / lease /
     // leadership (acquired, not yet released). The server's commit is the
@@ -125,7 +132,7 @@ pub fn analyse(h: &History, ops: &[Operation], stats: &mut Stats) {
                 })
         });
         if holding {
-            stats.add("expiry-while-holding", 1);
+            stats.add(Situation::ExpiryWhileHolding, 1);
         }
     }
 }

@@ -4,6 +4,7 @@
 //! ZooKeeper) so that nobody enters a round the others will not.
 
 use std::time::Duration;
+use zkdst_model::Situation;
 
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
@@ -100,7 +101,7 @@ pub async fn double(mut env: Env) {
                         // The session may live on with a node in the round.
                         return;
                     }
-                    env.exercised("double-barrier.rejoined");
+                    env.exercised(Situation::DoubleBarrierRejoined);
                 }
             }
         };

@@ -7,6 +7,7 @@
 
 use std::future::Future;
 use std::time::Duration;
+use zkdst_model::Situation;
 
 use futures::{pin_mut, select_biased, FutureExt};
 use madsim::time::Instant;
@@ -48,7 +49,7 @@ async fn act(env: &mut Env, zk: &SimClient, token: i64) {
 
 /// The application learned its leadership ended.
 fn record_lost(env: &mut Env, zk: &SimClient, token: i64, reason: String) {
-    env.exercised("election.lost-while-leading");
+    env.exercised(Situation::ElectionLostWhileLeading);
     let id = env.invoke(
         Some(zk),
         Op::LeadershipLost {
@@ -83,7 +84,7 @@ async fn serve(
     let t = env.session_timeout_ms as u64;
     let long = env.rng.gen_bool(0.33);
     let until = if long {
-        env.exercised("election.long-term");
+        env.exercised(Situation::ElectionLongTerm);
         Some(Instant::now() + Duration::from_millis(env.between([t * 3 / 2, t * 3])))
     } else {
         None

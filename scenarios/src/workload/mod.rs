@@ -24,6 +24,7 @@ use madsim::time::Instant;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use zkdst_checker::history::{Op, OpId, Outcome, Value};
+use zkdst_model::{Situation, EXERCISED_NOTE};
 use zkdst_recipes::zk::ZkClient;
 use zkdst_recipes::{Ctx, RecipeError};
 use zkdst_sim::client::{ClientConfig, SimClient};
@@ -37,8 +38,11 @@ use crate::streams::stream;
 
 pub type SimCtx = Ctx<SimClient, SimRuntime>;
 
-/// Prefix of a note that `stats` counts as an exercised event.
-pub const EXERCISED: &str = "exercised: ";
+/// The history note by which the workload reports a situation it
+/// exercised (counted by `stats`).
+pub fn exercised_note(what: Situation) -> String {
+    format!("{EXERCISED_NOTE}{what}")
+}
 
 /// A protected resource outside ZooKeeper that rejects stale fencing
 /// tokens (the highest token it accepted so far, per resource name).
@@ -224,7 +228,7 @@ impl Env {
 
     /// An acquire (campaign) that gave up: it definitely holds nothing.
     pub fn gave_up(&self, id: OpId) {
-        self.exercised("acquire-gave-up");
+        self.exercised(Situation::AcquireGaveUp);
         self.fail(id, "gave up waiting (cancelled)");
     }
 
@@ -261,8 +265,8 @@ impl Env {
     }
 
     /// Counts something the run exercised (see `stats`), as a history note.
-    pub fn exercised(&self, what: &str) {
-        self.rec.note(Some(self.id), format!("{EXERCISED}{what}"));
+    pub fn exercised(&self, what: Situation) {
+        self.rec.note(Some(self.id), exercised_note(what));
     }
 
     /// Replaces a handle whose session ended.

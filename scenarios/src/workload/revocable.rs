@@ -6,6 +6,7 @@
 //! including across reconnects, when the holder's watch must be re-armed.
 
 use std::time::Duration;
+use zkdst_model::Situation;
 
 use futures::future::{select, Either};
 use rand::Rng;
@@ -71,7 +72,7 @@ pub async fn client(mut env: Env) {
                 let ms = env.between(env.scenario.workload.hold_ms).max(1);
                 let hold = Box::pin(madsim::time::sleep(Duration::from_millis(ms)));
                 if let Either::Right(_) = select(hold, Box::pin(guard.revocation_requested())).await {
-                    env.exercised("revoke-honoured");
+                    env.exercised(Situation::RevokeHonoured);
                 }
                 let rid = env.invoke(Some(&zk), Op::Release { lock: DIR.into() });
                 match guard.release().await {
@@ -99,7 +100,7 @@ async fn revoke_holders(env: &mut Env, lock: &RwLock<SimClient, SimRuntime>, sha
     };
     for h in holders {
         if let Ok(true) = lock.request_revoke(&h.name).await {
-            env.exercised("revoke-requested");
+            env.exercised(Situation::RevokeRequested);
         }
     }
 }

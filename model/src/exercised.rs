@@ -1,0 +1,172 @@
+//! What a run exercised: the counters a run keeps (faults that fired,
+//! session states reached, situations found in the history or reported by
+//! the workload). Summed over a campaign they show what was tested; a
+//! scenario's `[expect.min]` demands minimums, by these names — a name
+//! that is not one of them is refused when the scenario loads.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::{FaultKind, SessionState};
+
+crate::words! {
+    /// A situation a run counts.
+    pub enum Situation {
+        /// Distinct leader epochs seen committing.
+        LeaderEpochs = "leader-epochs",
+        /// A create ended in ConnectionLoss (applied or not: unknown).
+        ConnlossDuringCreate = "connloss-during-create",
+        /// A ZooKeeper call (not a recipe operation) ended unknown.
+        ZkIndeterminate = "zk-indeterminate",
+        /// A recipe operation ended unknown.
+        RecipeAmbiguous = "recipe-ambiguous",
+        /// A recipe operation spanned a change of leader.
+        LeaderChangeMidOp = "leader-change-mid-op",
+        RecipeOps = "recipe-ops",
+        /// The leader expired the session of a client holding a lock, lease
+        /// or leadership.
+        ExpiryWhileHolding = "expiry-while-holding",
+        /// Workers still in an operation past the liveness deadline.
+        WorkersStuck = "workers-stuck",
+        DiskSnapshots = "disk.snapshots",
+        DiskSnapSyncs = "disk.snap-syncs",
+        DiskLoadsFromSnapshot = "disk.loads-from-snapshot",
+        // Reported by the workload (`exercised: NAME` notes in the history).
+        AcquireGaveUp = "acquire-gave-up",
+        DoubleBarrierRejoined = "double-barrier.rejoined",
+        ElectionLongTerm = "election.long-term",
+        ElectionLostWhileLeading = "election.lost-while-leading",
+        RevokeHonoured = "revoke-honoured",
+        RevokeRequested = "revoke-requested",
+        RecipeDirDeleted = "recipe-dir-deleted",
+    }
+}
+
+/// One counter of a run: `fault.KIND`, `skipped.KIND` (a fault the plan
+/// held that could not fire, e.g. no leader to kill), `session.STATE`, or
+/// a [`Situation`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Exercised {
+    Fault(FaultKind),
+    Skipped(FaultKind),
+    Session(SessionState),
+    Situation(Situation),
+}
+
+/// Prefix of a history note that counts a [`Situation`] the workload
+/// reported.
+pub const EXERCISED_NOTE: &str = "exercised: ";
+
+impl Exercised {
+    /// The counter named by a history note, if the note reports one.
+    pub fn from_note(text: &str) -> Option<Exercised> {
+        let name = text.strip_prefix(EXERCISED_NOTE)?;
+        Situation::from_name(name).map(Exercised::Situation)
+    }
+}
+
+impl From<Situation> for Exercised {
+    fn from(s: Situation) -> Self {
+        Exercised::Situation(s)
+    }
+}
+
+impl fmt::Display for Exercised {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Exercised::Fault(k) => write!(f, "fault.{k}"),
+            Exercised::Skipped(k) => write!(f, "skipped.{k}"),
+            Exercised::Session(s) => write!(f, "session.{}", s.name()),
+            Exercised::Situation(s) => f.write_str(s.name()),
+        }
+    }
+}
+
+impl FromStr for Exercised {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Exercised, String> {
+        let unknown = || {
+            format!(
+                "unknown counter {name:?}: expected fault.KIND, skipped.KIND (KIND: {}), session.STATE (STATE: {}), or one of: {}",
+                FaultKind::WORDS.join(", "),
+                SessionState::ALL.map(SessionState::name).join(", "),
+                Situation::WORDS.join(", ")
+            )
+        };
+        if let Some(k) = name.strip_prefix("fault.") {
+            return FaultKind::from_name(k).map(Exercised::Fault).ok_or_else(unknown);
+        }
+        if let Some(k) = name.strip_prefix("skipped.") {
+            return FaultKind::from_name(k).map(Exercised::Skipped).ok_or_else(unknown);
+        }
+        if let Some(s) = name.strip_prefix("session.") {
+            return SessionState::ALL
+                .into_iter()
+                .find(|st| st.name() == s)
+                .map(Exercised::Session)
+                .ok_or_else(unknown);
+        }
+        Situation::from_name(name).map(Exercised::Situation).ok_or_else(unknown)
+    }
+}
+
+impl Serialize for Exercised {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Exercised {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Exercised, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_counter_round_trips_by_its_name() {
+        let all = FaultKind::ALL
+            .iter()
+            .flat_map(|k| [Exercised::Fault(*k), Exercised::Skipped(*k)])
+            .chain(SessionState::ALL.map(Exercised::Session))
+            .chain(Situation::ALL.iter().map(|s| Exercised::Situation(*s)));
+        for e in all {
+            assert_eq!(e.to_string().parse::<Exercised>(), Ok(e));
+        }
+        assert_eq!(Exercised::Fault(FaultKind::KillServer).to_string(), "fault.kill-server");
+        assert_eq!(
+            "fault.kill-random".parse::<Exercised>(),
+            Ok(Exercised::Fault(FaultKind::KillServer))
+        );
+    }
+
+    #[test]
+    fn a_misspelt_counter_is_refused_with_the_names() {
+        for bad in [
+            "fault.kill-leeder",
+            "session.connceted",
+            "expiry-while-holdin",
+            "skipped.",
+        ] {
+            let err = bad.parse::<Exercised>().unwrap_err();
+            assert!(err.contains(bad) && err.contains("kill-leader"), "{err}");
+        }
+    }
+
+    #[test]
+    fn notes_name_situations() {
+        assert_eq!(
+            Exercised::from_note("exercised: revoke-honoured"),
+            Some(Exercised::Situation(Situation::RevokeHonoured))
+        );
+        assert_eq!(Exercised::from_note("exercised: nothing"), None);
+        assert_eq!(Exercised::from_note("revoke-honoured"), None);
+    }
+}

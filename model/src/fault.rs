@@ -1,0 +1,26 @@
+//! The kinds of fault a plan injects, by one name each, from the plan file
+//! to the stats.
+
+crate::words! {
+    /// The kinds of fault: what a swarm draws from (its weights' keys), what
+    /// a plan's `kind` names (a pause split by the node it stops), and the
+    /// `fault.KIND` / `skipped.KIND` stats. One name each.
+    pub enum FaultKind {
+        PartitionHalves = "partition-halves",
+        IsolateLeader = "isolate-leader",
+        MajoritiesRing = "majorities-ring",
+        Bridge = "bridge",
+        OneWayCut = "one-way-cut",
+        ClientCut = "client-cut",
+        KillLeader = "kill-leader",
+        /// A server drawn at random (`kill-random` in older scenario files).
+        KillServer = "kill-server" | "kill-random",
+        DropConnection = "drop-connection",
+        LoseReply = "lose-reply",
+        ExpireSession = "expire-session",
+        PauseClient = "pause-client",
+        PauseServer = "pause-server",
+        LatencySpike = "latency-spike",
+        DeleteRecipeDir = "delete-recipe-dir",
+    }
+}
