@@ -9,16 +9,9 @@ use std::sync::{Arc, Mutex};
 
 use rand::Rng;
 
-use crate::tree::DataTree;
 use crate::zab::{DiskOp, Durable, Entry, Snapshot, Zxid};
 
-/// The log entry payload: the transaction and its header.
-pub type LogTxn = Arc<crate::proto::LoggedTxn>;
-/// A snapshot's payload: the applied tree with its session table. The tree
-/// is persistent (im), so a snapshot shares structure with the live tree
-/// and costs O(1) to take and to load, like ZooKeeper's fuzzy snapshot
-/// written in the background, without a serialized copy per snapshot.
-pub type SnapImage = Arc<DataTree>;
+pub use crate::proto::{LogTxn, SnapImage};
 
 #[derive(Debug)]
 struct State<T: Clone, S> {

@@ -5,6 +5,7 @@
 //! thin madsim shells around them: server nodes, the client, the fault
 //! controls and the history recorder.
 
+pub mod addr;
 pub mod client;
 pub mod clock;
 pub mod cluster;

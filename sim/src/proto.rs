@@ -1,15 +1,24 @@
 //! What travels over the simulated network: client ↔ server packets and
 //! server ↔ server messages. They travel as typed values (see `net`).
 
+use std::sync::Arc;
+
 use zkdst_recipes::zk::{
     AddWatchMode, CreateMode, EventType, MultiError, Op, OpResult, ReadOp, ReadResult, SessionId, Stat, ZkError, Zxid,
 };
 
 use zkdst_checker::history::Names;
 
-use crate::disk::{LogTxn, SnapImage};
-use crate::tree::Txn;
+use crate::tree::{DataTree, Txn};
 use crate::zab::{Msg, ServerId};
+
+/// The log entry payload: the transaction and its header.
+pub type LogTxn = Arc<LoggedTxn>;
+/// A snapshot's payload: the applied tree with its session table. The tree
+/// is persistent (im), so a snapshot shares structure with the live tree
+/// and costs O(1) to take and to load, like ZooKeeper's fuzzy snapshot
+/// written in the background, without a serialized copy per snapshot.
+pub type SnapImage = Arc<DataTree>;
 
 /// A transaction as logged: ZooKeeper's TxnHeader (session, cxid, time) and
 /// the transaction. The header lets the server holding the session's

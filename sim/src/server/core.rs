@@ -44,7 +44,7 @@ pub struct ServerConfig {
     pub container_check_ms: u64,
     /// A planted bug (acts only with the cargo feature `planted`).
     pub planted: Option<crate::planted::SimBug>,
-    /// Listen on the wire port too (`crate::wire`).
+    /// Listen on the wire port too (the wire module).
     pub wire: bool,
 }
 

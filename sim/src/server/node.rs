@@ -22,17 +22,9 @@ use crate::tree::DataTree;
 use crate::wire::WireConn;
 use crate::zab::{Role, ServerId, Zxid};
 
-pub const CLIENT_PORT: u16 = 2181;
-pub const PEER_PORT: u16 = 2888;
-/// Where servers built with `wire: true` serve byte-stream (jute) clients.
-pub const WIRE_PORT: u16 = 2182;
+pub use crate::addr::{server_ip, CLIENT_PORT, PEER_PORT, WIRE_PORT};
 /// Wire connections are numbered apart from typed ones.
 const WIRE_CONN_BASE: ConnId = 1 << 40;
-
-/// The address of server `id` on the simulated network.
-pub fn server_ip(id: ServerId) -> std::net::IpAddr {
-    std::net::IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, id as u8))
-}
 
 pub fn client_addr(id: ServerId) -> SocketAddr {
     SocketAddr::new(server_ip(id), CLIENT_PORT)

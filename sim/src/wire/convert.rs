@@ -161,7 +161,7 @@ pub fn add_watch_mode(mode: i32) -> Result<AddWatchMode, ZkError> {
 
 /// A wire request the server core executes: how to shape its reply, and
 /// the typed request (or why it is refused). None for the requests the
-/// connection answers itself (`super::conn`).
+/// connection answers itself (conn.rs).
 pub fn core_request(r: &w::Request) -> Option<(Shape, Result<Request, ZkError>)> {
     use w::Request as R;
     let shape = match r {

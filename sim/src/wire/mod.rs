@@ -15,6 +15,6 @@ pub mod conn;
 pub mod convert;
 pub mod stream;
 
-pub use crate::server::node::WIRE_PORT;
+pub use crate::addr::WIRE_PORT;
 pub use conn::{session_passwd, WireConn};
 pub use stream::{connect_string, lose_next_write_reply, reset_connections, resolve, WireStream};

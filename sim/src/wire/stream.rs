@@ -26,8 +26,8 @@ use futures::io::{AsyncRead, AsyncWrite};
 use madsim::task::NodeId;
 use zkdst_wire::{peek_xid, OpCode, RequestHeader};
 
+use crate::addr::{server_ip, WIRE_PORT};
 use crate::net::{self, Receiver, Sender};
-use crate::server::node::{server_ip, WIRE_PORT};
 
 /// A connection to a simulated server's wire port.
 pub struct WireStream {

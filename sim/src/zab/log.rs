@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use super::msg::{epoch_of, Entry, Zxid};
+use zkdst_model::{epoch_of, Zxid};
 
 /// The applied state at `zxid` (a `snapshot.<zxid>` file).
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +33,13 @@ pub enum DiskOp<T, S> {
     /// Drop log entries at or before `upto`, and snapshots older than it:
     /// a durable snapshot at `upto` covers them (autopurge).
     Purge { upto: Zxid },
+}
+
+/// One entry of the transaction log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry<T> {
+    pub zxid: Zxid,
+    pub txn: T,
 }
 
 /// How a leader brings a follower up to date.

@@ -7,6 +7,7 @@ mod peer;
 #[cfg(test)]
 mod tests;
 
+pub use log::Entry;
 pub use log::{DiskOp, Snapshot, SyncKind};
-pub use msg::{counter_of, epoch_of, make_zxid, Entry, Msg, PeerState, ServerId, Vote, Zxid};
+pub use msg::{counter_of, epoch_of, make_zxid, Msg, PeerState, ServerId, Vote, Zxid};
 pub use peer::{Durable, NotLeader, Peer, Role, ZabConfig};

@@ -1,18 +1,11 @@
 //! The messages servers exchange: election votes and the Zab protocol
 //! (discovery, synchronization, broadcast), as in ZooKeeper's Learner/Leader.
 
-use super::log::SyncKind;
+use super::log::{Entry, SyncKind};
 
 /// A server's id (`myid`).
 pub type ServerId = u32;
 pub use zkdst_model::{counter_of, epoch_of, make_zxid, Zxid};
-
-/// One entry of the transaction log.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry<T> {
-    pub zxid: Zxid,
-    pub txn: T,
-}
 
 /// A server's election state as carried in votes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,8 +16,8 @@ mod leader;
 
 use std::collections::BTreeMap;
 
-use super::log::{DiskOp, Snapshot, SyncKind, SyncPlan, TxnLog};
-use super::msg::{epoch_of, make_zxid, Entry, Msg, PeerState, ServerId, Vote, Zxid};
+use super::log::{DiskOp, Entry, Snapshot, SyncKind, SyncPlan, TxnLog};
+use super::msg::{epoch_of, make_zxid, Msg, PeerState, ServerId, Vote, Zxid};
 
 /// Timing, in ticks of the shell's heartbeat, and the snapshot policy.
 #[derive(Debug, Clone, Copy)]
