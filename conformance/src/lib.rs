@@ -39,4 +39,4 @@ pub use normalize::{compare, compare_with, normalize, Divergence, NormalizeOptio
 pub use ops::{sequence, step, GenConfig, MultiStep, Step, Version};
 pub use proxy::{FaultMode, FaultProxy, ProxyStats};
 pub use server::{RealEnsemble, RealServer, ServerError, ServerOptions};
-pub use sim::{connect_sim_clients, run_sim, SimOptions};
+pub use sim::{connect_sim_clients, run_sim, SimOptions, SimRunError};

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use zkdst_recipes::zk::{CreateMode, ZkClient};
+use zkdst_recipes::zk::{CreateMode, ZkClient, ZkError};
 use zkdst_sim::client::{ClientConfig, SimClient};
 use zkdst_sim::cluster::{Cluster, EnsembleConfig};
 use zkdst_sim::recorder::Recorder;
@@ -68,15 +68,40 @@ impl SimOptions {
 /// Client id of the session that creates the root.
 const ADMIN: u32 = 1000;
 
+/// Why a simulated run could not be set up or did not finish.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimRunError {
+    #[error("no leader")]
+    NoLeader,
+    #[error("client {client} task: {message}")]
+    ClientTask { client: u32, message: String },
+    #[error("client {0} did not connect")]
+    NotConnected(u32),
+    #[error("client {0} did not connect to server {1}")]
+    NotConnectedTo(u32, ServerId),
+    #[error("creating the root: {0}")]
+    Root(ZkError),
+    /// The simulation itself failed (a panic, the time limit).
+    #[error("{0}")]
+    Simulation(String),
+}
+
 /// Connects simulated client `id` on its own node and waits until it is
 /// connected. Call inside the simulation.
-pub async fn connect_sim_client(cluster: &mut Cluster, id: u32, session_timeout_ms: i32) -> Result<SimClient, String> {
+pub async fn connect_sim_client(
+    cluster: &mut Cluster,
+    id: u32,
+    session_timeout_ms: i32,
+) -> Result<SimClient, SimRunError> {
     let zk = cluster
         .spawn_client(id, session_timeout_ms, |zk| async move { zk })
         .await
-        .map_err(|e| format!("client {id} task: {e}"))?;
+        .map_err(|e| SimRunError::ClientTask {
+            client: id,
+            message: e.to_string(),
+        })?;
     if !zk.wait_connected(Duration::from_secs(30)).await {
-        return Err(format!("client {id} did not connect"));
+        return Err(SimRunError::NotConnected(id));
     }
     Ok(zk)
 }
@@ -87,16 +112,19 @@ pub async fn connect_sim_clients(
     cluster: &mut Cluster,
     n: usize,
     session_timeout_ms: i32,
-) -> Result<Vec<SimClient>, String> {
+) -> Result<Vec<SimClient>, SimRunError> {
     let mut handles = Vec::with_capacity(n);
     for i in 0..n {
         handles.push(cluster.spawn_client(i as u32, session_timeout_ms, |zk| async move { zk }));
     }
     let mut clients = Vec::with_capacity(n);
     for (i, h) in handles.into_iter().enumerate() {
-        let zk = h.await.map_err(|e| format!("client {i} task: {e}"))?;
+        let zk = h.await.map_err(|e| SimRunError::ClientTask {
+            client: i as u32,
+            message: e.to_string(),
+        })?;
         if !zk.wait_connected(Duration::from_secs(30)).await {
-            return Err(format!("client {i} did not connect"));
+            return Err(SimRunError::NotConnected(i as u32));
         }
         clients.push(zk);
     }
@@ -110,7 +138,7 @@ pub async fn connect_sim_client_to(
     id: u32,
     server: ServerId,
     session_timeout_ms: i32,
-) -> Result<SimClient, String> {
+) -> Result<SimClient, SimRunError> {
     let cfg = ClientConfig {
         id,
         servers: vec![server],
@@ -121,19 +149,22 @@ pub async fn connect_sim_client_to(
         .client_node(id)
         .spawn(async move { SimClient::connect(cfg, recorder) })
         .await
-        .map_err(|e| format!("client {id} task: {e}"))?;
+        .map_err(|e| SimRunError::ClientTask {
+            client: id,
+            message: e.to_string(),
+        })?;
     if !zk.wait_connected(Duration::from_secs(30)).await {
-        return Err(format!("client {id} did not connect to server {server}"));
+        return Err(SimRunError::NotConnectedTo(id, server));
     }
     Ok(zk)
 }
 
 /// The run's clients, pinned or not as `options` say.
-async fn connect(cluster: &mut Cluster, n: usize, options: &SimOptions) -> Result<Vec<SimClient>, String> {
+async fn connect(cluster: &mut Cluster, n: usize, options: &SimOptions) -> Result<Vec<SimClient>, SimRunError> {
     if !options.pinned {
         return connect_sim_clients(cluster, n, options.session_timeout_ms).await;
     }
-    let leader = cluster.leader().ok_or("no leader")?;
+    let leader = cluster.leader().ok_or(SimRunError::NoLeader)?;
     let mut order = vec![leader];
     order.extend(cluster.server_ids().into_iter().filter(|s| *s != leader));
     let mut clients = Vec::with_capacity(n);
@@ -154,25 +185,31 @@ pub fn run_sim(
     clients: usize,
     steps: &[Step],
     exec: &ExecOptions,
-) -> Result<Trace, String> {
+) -> Result<Trace, SimRunError> {
     let (options, root, steps, exec) = (options.clone(), root.to_string(), steps.to_vec(), exec.clone());
     let limit = options.time_limit;
     run_seed(seed, Some(limit), move || async move {
         let mut cluster = Cluster::start(options.ensemble(), Recorder::new(), seed);
         if cluster.wait_for_leader(Duration::from_secs(60)).await.is_none() {
             cluster.shutdown();
-            return Err("no leader".to_string());
+            return Err(SimRunError::NoLeader);
         }
         let admin_root = root.clone();
         let admin = cluster.spawn_client(ADMIN, options.session_timeout_ms, move |zk| async move {
             if !zk.wait_connected(Duration::from_secs(30)).await {
-                return Err("admin did not connect".to_string());
+                return Err(SimRunError::NotConnected(ADMIN));
             }
             let r = zk.create(&admin_root, b"", CreateMode::Persistent).await;
             zk.close().await;
-            r.map(|_| ()).map_err(|e| format!("creating the root: {e}"))
+            r.map(|_| ()).map_err(SimRunError::Root)
         });
-        let created = admin.await.map_err(|e| format!("admin task: {e}")).and_then(|r| r);
+        let created = admin
+            .await
+            .map_err(|e| SimRunError::ClientTask {
+                client: ADMIN,
+                message: e.to_string(),
+            })
+            .and_then(|r| r);
         let result = match created {
             Ok(()) => match connect(&mut cluster, clients, &options).await {
                 Ok(sessions) => {
@@ -195,5 +232,5 @@ pub fn run_sim(
         madsim::time::sleep(Duration::from_millis(1)).await;
         result
     })
-    .map_err(|e| e.to_string())?
+    .map_err(|e| SimRunError::Simulation(e.to_string()))?
 }

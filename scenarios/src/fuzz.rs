@@ -260,10 +260,23 @@ pub fn render_summary(sums: &BTreeMap<String, Summary>) -> String {
     t
 }
 
+/// Why a file of `fuzz --json` records could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordsError {
+    #[error("{file}: cannot read: {message}")]
+    Io { file: String, message: String },
+    #[error("{file}:{line}: expected a zkdst fuzz JSON line: {message}")]
+    Line { file: String, line: usize, message: String },
+}
+
 /// Reads JSON lines written by `fuzz --json` (blank lines and lines that
 /// are not records are errors naming the file and line).
-pub fn read_records(path: &Path) -> Result<Vec<SeedRecord>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+pub fn read_records(path: &Path) -> Result<Vec<SeedRecord>, RecordsError> {
+    let file = || path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| RecordsError::Io {
+        file: file(),
+        message: e.to_string(),
+    })?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -274,8 +287,11 @@ pub fn read_records(path: &Path) -> Result<Vec<SeedRecord>, String> {
         if line.starts_with("{\"summary\"") {
             continue;
         }
-        let r: SeedRecord = serde_json::from_str(line)
-            .map_err(|e| format!("{}:{}: expected a zkdst fuzz JSON line: {e}", path.display(), i + 1))?;
+        let r: SeedRecord = serde_json::from_str(line).map_err(|e| RecordsError::Line {
+            file: file(),
+            line: i + 1,
+            message: e.to_string(),
+        })?;
         out.push(r);
     }
     Ok(out)

@@ -10,7 +10,9 @@ mod result;
 pub(crate) mod testkit;
 
 pub use kind::ViolationKind;
-pub use params::{end_of_history, healed_at, Delivery, Params, META_KEY as PARAMS_META_KEY, NS_PER_MS};
+pub use params::{
+    end_of_history, healed_at, Delivery, Params, RecordedParamsError, META_KEY as PARAMS_META_KEY, NS_PER_MS,
+};
 pub use result::{ms, CheckResult, Verdict, Violation, MAX_LISTED_VIOLATIONS};
 
 pub mod barrier;

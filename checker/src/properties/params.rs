@@ -76,40 +76,48 @@ impl Default for Params {
 /// The history meta key under which a run records its checkers' parameters.
 pub const META_KEY: &str = "check_params";
 
-/// The parameters as a history records them: every field, those a scenario
-/// sets from elsewhere (`min_progress`, `permits`) included.
-#[derive(Serialize, Deserialize)]
-struct Recorded {
-    #[serde(flatten)]
-    params: Params,
-    min_progress: u64,
-    permits: Option<u32>,
-}
+/// A history's recorded parameters (meta [`META_KEY`]) do not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the history's meta \"check_params\": {0}")]
+pub struct RecordedParamsError(String);
+
+/// The fields a scenario sets from elsewhere (not from `[check.params]`),
+/// recorded beside the others.
+const SET_ELSEWHERE: [&str; 2] = ["min_progress", "permits"];
 
 impl Params {
-    /// This, as JSON for the history's meta [`META_KEY`].
+    /// This, as JSON for the history's meta [`META_KEY`]: every field,
+    /// `min_progress` and `permits` included.
     pub fn to_meta(&self) -> String {
-        let r = Recorded {
-            params: self.clone(),
-            min_progress: self.min_progress,
-            permits: self.permits,
-        };
-        serde_json::to_string(&r).expect("params serialize")
+        let mut v = serde_json::to_value(self).expect("params serialize");
+        if let serde_json::Value::Object(m) = &mut v {
+            m.insert(SET_ELSEWHERE[0].into(), self.min_progress.into());
+            m.insert(SET_ELSEWHERE[1].into(), self.permits.into());
+        }
+        v.to_string()
     }
 
     /// The parameters the run that wrote `history` judged it with (its meta
     /// [`META_KEY`]), so that a stored history is judged again as its run
     /// did; the defaults when it recorded none.
-    pub fn recorded(history: &History) -> Result<Params, String> {
+    pub fn recorded(history: &History) -> Result<Params, RecordedParamsError> {
         let Some(json) = history.meta.get(META_KEY) else {
             return Ok(Params::default());
         };
-        let r: Recorded = serde_json::from_str(json).map_err(|e| format!("the history's meta \"{META_KEY}\": {e}"))?;
-        Ok(Params {
-            min_progress: r.min_progress,
-            permits: r.permits,
-            ..r.params
-        })
+        let bad = |e: String| RecordedParamsError(e);
+        let mut v: serde_json::Value = serde_json::from_str(json).map_err(|e| bad(e.to_string()))?;
+        let m = v.as_object_mut().ok_or_else(|| bad("expected a JSON object".into()))?;
+        let min_progress = m.remove(SET_ELSEWHERE[0]);
+        let permits = m.remove(SET_ELSEWHERE[1]);
+        // Every other key must be a `Params` field (unknown ones are refused).
+        let mut p: Params = serde_json::from_value(v).map_err(|e| bad(e.to_string()))?;
+        if let Some(n) = min_progress {
+            p.min_progress = serde_json::from_value(n).map_err(|e| bad(format!("min_progress: {e}")))?;
+        }
+        if let Some(n) = permits {
+            p.permits = serde_json::from_value(n).map_err(|e| bad(format!("permits: {e}")))?;
+        }
+        Ok(p)
     }
 }
 
@@ -216,7 +224,7 @@ mod tests {
             META_KEY.into(),
             r#"{"fifoo":true,"min_progress":1,"permits":null}"#.into(),
         );
-        let err = Params::recorded(&h).unwrap_err();
+        let err = Params::recorded(&h).unwrap_err().to_string();
         assert!(err.contains("check_params") && err.contains("fifoo"), "{err}");
     }
 }

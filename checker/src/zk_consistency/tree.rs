@@ -368,10 +368,9 @@ impl DataTree {
         gone
     }
 
-    /// Applies a committed txn as a server would. Returns a description of
-    /// why it cannot apply to this tree (the commit stream contradicts the
-    /// model), or `Ok`.
-    pub fn apply_txn(&mut self, txn: &TxnRecord, zxid: Zxid) -> Result<(), String> {
+    /// Applies a committed txn as a server would, or says why it cannot
+    /// apply to this tree (the commit stream contradicts the model).
+    pub fn apply_txn(&mut self, txn: &TxnRecord, zxid: Zxid) -> Result<(), CannotApply> {
         match txn {
             TxnRecord::Create {
                 path,
@@ -379,12 +378,12 @@ impl DataTree {
                 ephemeral_owner,
                 ..
             } => {
-                let parent = parent_of(path).ok_or_else(|| format!("create of {path:?} has no parent"))?;
+                let parent = parent_of(path).ok_or_else(|| CannotApply::NoParent(path.clone()))?;
                 if !self.nodes.contains_key(parent) {
-                    return Err(format!("create of {path} but its parent {parent} does not exist"));
+                    return Err(CannotApply::ParentMissing(path.clone(), parent.to_string()));
                 }
                 if self.nodes.contains_key(path) {
-                    return Err(format!("create of {path} but it already exists"));
+                    return Err(CannotApply::Exists(path.clone()));
                 }
                 self.insert(path, data.clone(), *ephemeral_owner, zxid);
                 Ok(())
@@ -393,9 +392,9 @@ impl DataTree {
                 let node = self
                     .nodes
                     .get(path)
-                    .ok_or_else(|| format!("delete of {path} but it does not exist"))?;
+                    .ok_or_else(|| CannotApply::Missing("delete", path.clone()))?;
                 if !node.children.is_empty() {
-                    return Err(format!("delete of {path} but it has children"));
+                    return Err(CannotApply::HasChildren(path.clone()));
                 }
                 self.remove(path, zxid);
                 Ok(())
@@ -404,7 +403,7 @@ impl DataTree {
                 let node = self
                     .nodes
                     .get_mut(path)
-                    .ok_or_else(|| format!("setData of {path} but it does not exist"))?;
+                    .ok_or_else(|| CannotApply::Missing("setData", path.clone()))?;
                 node.version = node.version.wrapping_add(1);
                 node.mzxid = zxid;
                 node.data = data.clone();
@@ -425,6 +424,21 @@ impl DataTree {
             TxnRecord::CreateSession { .. } | TxnRecord::Check { .. } | TxnRecord::Error { .. } => Ok(()),
         }
     }
+}
+
+/// Why a committed txn cannot apply to the model's tree.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CannotApply {
+    #[error("create of {0:?} has no parent")]
+    NoParent(String),
+    #[error("create of {0} but its parent {1} does not exist")]
+    ParentMissing(String, String),
+    #[error("create of {0} but it already exists")]
+    Exists(String),
+    #[error("{0} of {1} but it does not exist")]
+    Missing(&'static str, String),
+    #[error("delete of {0} but it has children")]
+    HasChildren(String),
 }
 
 /// True when a txn the model derived from a client op is the txn a server

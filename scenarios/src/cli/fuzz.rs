@@ -222,7 +222,7 @@ fn write_junit(path: &Path, records: &[SeedRecord], extra: &junit::Extra) -> Res
 pub fn merge(files: Vec<PathBuf>, json: bool, junit: Option<PathBuf>) -> Result<ExitCode> {
     let mut all: Vec<SeedRecord> = Vec::new();
     for f in &files {
-        all.extend(fuzz::read_records(f).map_err(anyhow::Error::msg)?);
+        all.extend(fuzz::read_records(f)?);
     }
     all.sort_by(|a, b| (&a.file, a.seed).cmp(&(&b.file, b.seed)));
     all.dedup_by(|a, b| a.file == b.file && a.seed == b.seed);
