@@ -480,3 +480,25 @@ fn divergent_servers_fail() {
     let res = run(b);
     assert!(res.kinds().contains(&"divergent-commit"), "{res:#?}");
 }
+
+/// A commit no client op explains must still apply to the tree: a delete
+/// of a node that never existed (and a create under a missing parent) is
+/// an inconsistent commit stream, named with the reason.
+#[test]
+fn a_commit_that_cannot_apply_is_named() {
+    let mut b = Builder::new();
+    b.commit(3, 1, txn_create("/a", "1"));
+    assert_eq!(check(&b.h, &Params::default()).verdict, Verdict::Pass);
+    b.commit(5, 2, TxnRecord::Delete { path: "/nope".into() });
+    b.commit(7, 3, txn_create("/x/y", ""));
+    let res = check(&b.h, &Params::default());
+    assert_eq!(res.kinds(), vec!["commit-stream-inconsistent"; 2], "{res:#?}");
+    assert!(
+        res.violations[0].explanation.contains("delete of /nope but it does not exist"),
+        "{res:#?}"
+    );
+    assert!(
+        res.violations[1].explanation.contains("its parent /x does not exist"),
+        "{res:#?}"
+    );
+}
