@@ -28,6 +28,7 @@ pub mod ops;
 pub mod proxy;
 pub mod real;
 pub mod real_cutoff;
+pub mod seeded;
 pub mod server;
 pub mod sim;
 pub mod sim_cutoff;

@@ -8,21 +8,11 @@
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
-use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+use proptest::test_runner::{TestCaseError, TestError};
 use zkdst_conformance::ensemble::{ensemble_gen, members_leader_first, run_real_pinned};
+use zkdst_conformance::seeded::{env_u64, run_seed, seeded_runner, sim_seed};
 use zkdst_conformance::sim::run_sim;
-use zkdst_conformance::{compare, sequence, ExecOptions, RealEnsemble, ServerOptions, SimOptions, Step};
-
-fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().and_then(|v| v.parse().ok())
-}
-
-fn sim_seed(steps: &[Step]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    format!("{steps:?}").hash(&mut h);
-    h.finish()
-}
+use zkdst_conformance::{compare, sequence, ExecOptions, RealEnsemble, ServerOptions, SimOptions};
 
 #[test]
 fn differential_ensemble_sim_vs_real() {
@@ -51,24 +41,9 @@ fn differential_ensemble_sim_vs_real() {
         sync_before_reads: true,
         ..ExecOptions::default()
     };
-    let seed = env_u64("ZKDST_CONFORMANCE_SEED").unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    });
+    let seed = run_seed();
     eprintln!("ensemble: ZKDST_CONFORMANCE_SEED={seed} ZKDST_CONFORMANCE_ENSEMBLE_CASES={cases}");
-    let mut seed_bytes = [0u8; 32];
-    seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let mut runner = TestRunner::new_with_rng(
-        Config {
-            cases,
-            max_shrink_iters: 128,
-            failure_persistence: None,
-            ..Config::default()
-        },
-        TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes),
-    );
+    let mut runner = seeded_runner(seed, cases, 128);
     let started = Instant::now();
     let (runs, ops_run, watches_fired) = (Cell::new(0usize), Cell::new(0usize), Cell::new(0usize));
     let (real_time, sim_time) = (Cell::new(Duration::ZERO), Cell::new(Duration::ZERO));

@@ -4,7 +4,7 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
+use proptest::test_runner::TestCaseError;
 use zkdst_conformance::real::{connect_clients, fresh_root, run_real, run_real_reusing_root};
 use zkdst_conformance::sim::run_sim;
 use zkdst_conformance::{
@@ -13,7 +13,7 @@ use zkdst_conformance::{
 };
 use zkdst_recipes::zk::{CreateMode, ZkClient};
 
-use crate::support::{env_u64, outcome_kind, run, serial, sim_seed, standalone};
+use crate::support::{env_u64, outcome_kind, run, run_seed, seeded_runner, serial, sim_seed, standalone};
 
 #[test]
 fn differential_self_consistency() {
@@ -45,27 +45,9 @@ fn differential_self_consistency() {
         ..ExecOptions::default()
     };
     // ZKDST_CONFORMANCE_SEED replays a run (the seed is printed).
-    let seed: u64 = std::env::var("ZKDST_CONFORMANCE_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(0)
-        });
+    let seed = run_seed();
     eprintln!("differential: ZKDST_CONFORMANCE_SEED={seed} ZKDST_CONFORMANCE_CASES={cases}");
-    let mut seed_bytes = [0u8; 32];
-    seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let mut runner = TestRunner::new_with_rng(
-        Config {
-            cases,
-            max_shrink_iters: 64,
-            failure_persistence: None,
-            ..Config::default()
-        },
-        TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes),
-    );
+    let mut runner = seeded_runner(seed, cases, 64);
     let started = Instant::now();
     let ops_run = Cell::new(0usize);
     let watches_fired = Cell::new(0usize);
@@ -162,24 +144,9 @@ fn differential_sim_vs_real() {
         settle: Duration::from_millis(100),
         ..ExecOptions::default()
     };
-    let seed = env_u64("ZKDST_CONFORMANCE_SEED").unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    });
+    let seed = run_seed();
     eprintln!("sim-vs-real: ZKDST_CONFORMANCE_SEED={seed} ZKDST_CONFORMANCE_CASES={cases}");
-    let mut seed_bytes = [0u8; 32];
-    seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let mut runner = TestRunner::new_with_rng(
-        Config {
-            cases,
-            max_shrink_iters: 256,
-            failure_persistence: None,
-            ..Config::default()
-        },
-        TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes),
-    );
+    let mut runner = seeded_runner(seed, cases, 256);
     let started = Instant::now();
     let (runs, ops_run, watches_fired, real_time, sim_time) = (
         Cell::new(0usize),

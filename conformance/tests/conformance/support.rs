@@ -4,7 +4,7 @@ use std::future::Future;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use zkdst_conformance::{Outcome, RealServer, ServerOptions, Step};
+use zkdst_conformance::{Outcome, RealServer, ServerOptions};
 use zkdst_recipes::real::{RealClient, RealOptions};
 use zkdst_recipes::zk::{SessionState, StateWatch, ZkClient, ZkError};
 
@@ -77,18 +77,7 @@ pub(crate) async fn wait_usable(zk: &RealClient, limit: Duration) -> Result<(), 
     }
 }
 
-pub(crate) fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().and_then(|v| v.parse().ok())
-}
-
-/// A deterministic madsim seed for a sequence (the same steps, the same
-/// simulated run — also while shrinking).
-pub(crate) fn sim_seed(steps: &[Step]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    format!("{steps:?}").hash(&mut h);
-    h.finish()
-}
+pub(crate) use zkdst_conformance::seeded::{env_u64, run_seed, seeded_runner, sim_seed};
 
 pub(crate) fn outcome_kind(o: &Outcome) -> String {
     match o {
