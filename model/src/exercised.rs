@@ -59,6 +59,14 @@ pub enum Exercised {
 /// reported.
 pub const EXERCISED_NOTE: &str = "exercised: ";
 
+impl Situation {
+    /// The history note by which the workload reports this situation
+    /// (read back by [`Exercised::from_note`]).
+    pub fn note(self) -> String {
+        format!("{EXERCISED_NOTE}{self}")
+    }
+}
+
 impl Exercised {
     /// The counter named by a history note, if the note reports one.
     pub fn from_note(text: &str) -> Option<Exercised> {
@@ -167,6 +175,9 @@ mod tests {
             Some(Exercised::Situation(Situation::RevokeHonoured))
         );
         assert_eq!(Exercised::from_note("exercised: nothing"), None);
+        for s in Situation::ALL {
+            assert_eq!(Exercised::from_note(&s.note()), Some(Exercised::Situation(*s)));
+        }
         assert_eq!(Exercised::from_note("revoke-honoured"), None);
     }
 }

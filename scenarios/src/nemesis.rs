@@ -257,7 +257,7 @@ fn delete_recipe_dir(c: &mut Cluster, path: &str, client: u32, duration_ms: u64)
         while madsim::time::Instant::now() < deadline {
             match zk.delete(&path, -1).await {
                 Ok(()) => {
-                    rec.note(None, crate::workload::exercised_note(Situation::RecipeDirDeleted));
+                    rec.note(None, Situation::RecipeDirDeleted.note());
                     break;
                 }
                 Err(ZkError::NoNode) => break,

@@ -1,5 +1,5 @@
-//! Enums carried as jute ints (`OpCode`, the
-//! watcher enums): one declaration gives the variants, their wire values,
+//! Enums carried as jute ints (`OpCode`, the watcher enums; the error
+//! codes are `zkdst_model::ErrorCode`): one declaration gives the variants, their wire values,
 //! `ALL`, and both directions of the mapping as `match`es — one source of
 //! truth, and no table scan on the encode path.
 

@@ -494,7 +494,9 @@ fn a_commit_that_cannot_apply_is_named() {
     let res = check(&b.h, &Params::default());
     assert_eq!(res.kinds(), vec!["commit-stream-inconsistent"; 2], "{res:#?}");
     assert!(
-        res.violations[0].explanation.contains("delete of /nope but it does not exist"),
+        res.violations[0]
+            .explanation
+            .contains("delete of /nope but it does not exist"),
         "{res:#?}"
     );
     assert!(

@@ -24,7 +24,7 @@ use madsim::time::Instant;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use zkdst_checker::history::{Op, OpId, Outcome, Value};
-use zkdst_model::{Situation, EXERCISED_NOTE};
+use zkdst_model::Situation;
 use zkdst_recipes::zk::ZkClient;
 use zkdst_recipes::{Ctx, RecipeError};
 use zkdst_sim::client::{ClientConfig, SimClient};
@@ -37,12 +37,6 @@ use crate::scenario::{Recipe, Scenario};
 use crate::streams::stream;
 
 pub type SimCtx = Ctx<SimClient, SimRuntime>;
-
-/// The history note by which the workload reports a situation it
-/// exercised (counted by `stats`).
-pub fn exercised_note(what: Situation) -> String {
-    format!("{EXERCISED_NOTE}{what}")
-}
 
 /// A protected resource outside ZooKeeper that rejects stale fencing
 /// tokens (the highest token it accepted so far, per resource name).
@@ -266,7 +260,7 @@ impl Env {
 
     /// Counts something the run exercised (see `stats`), as a history note.
     pub fn exercised(&self, what: Situation) {
-        self.rec.note(Some(self.id), exercised_note(what));
+        self.rec.note(Some(self.id), what.note());
     }
 
     /// Replaces a handle whose session ended.
