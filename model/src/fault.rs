@@ -13,8 +13,8 @@ crate::words! {
         OneWayCut = "one-way-cut",
         ClientCut = "client-cut",
         KillLeader = "kill-leader",
-        /// A server drawn at random (`kill-random` in older scenario files).
-        KillServer = "kill-server" | "kill-random",
+        /// A server drawn at random.
+        KillServer = "kill-server",
         DropConnection = "drop-connection",
         LoseReply = "lose-reply",
         ExpireSession = "expire-session",

@@ -22,6 +22,7 @@ pub mod monitor;
 pub mod nodes;
 /// Deliberately broken recipes for the harness's self-tests; never use in
 /// production.
+#[cfg(feature = "planted")]
 pub mod planted;
 pub mod queue;
 pub mod retry;

@@ -1,13 +1,12 @@
 //! Deliberately broken recipes for the harness's self-tests; **never use in
-//! production**.
+//! production** (compiled only with the crate's `planted` feature).
 //!
 //! Each type here reproduces one class of real recipe bug from
 //! `docs/bug-catalogue.md` (Curator, Kazoo, ZooKeeper contrib), as its own
 //! named type beside the correct recipe — never a flag inside the correct
 //! code. A scenario selects one with `workload.variant = "TypeName"`
 //! (`scenarios/planted/*.toml`, hunted by `zkdst bench bugs`); the
-//! planted-bug tests (`scenarios/tests/planted.rs`, `sim/tests/planted_*.rs`)
-//! run each against the simulated ensemble with the fault that triggers it
+//! planted-bug tests (`scenarios/tests/planted.rs`) run each against the simulated ensemble with the fault that triggers it
 //! and require the checkers to report the violation, while the correct
 //! recipe passes the same seeds.
 //!

@@ -28,14 +28,16 @@ fn errors_name_file_and_field() {
 }
 
 #[test]
-fn a_fault_kind_has_one_name_and_the_old_swarm_key_still_reads() {
+fn a_fault_kind_has_one_name() {
     for k in FaultKind::ALL {
         let toml = format!("{MIN}[faults.swarm]\n{} = 0.25\n", k.name());
         let s = Scenario::parse(&toml, "x.toml").unwrap_or_else(|e| panic!("{}: {e}", k.name()));
         assert_eq!(s.faults.swarm.get(&k), Some(&0.25), "{}", k.name());
     }
-    let s = Scenario::parse(&format!("{MIN}[faults.swarm]\nkill-random = 0.25\n"), "x.toml").unwrap();
-    assert_eq!(s.faults.swarm.get(&FaultKind::KillServer), Some(&0.25));
+    // The name the stats once used for a random kill is not a second name.
+    let e = Scenario::parse(&format!("{MIN}[faults.swarm]\nkill-random = 0.25\n"), "x.toml").unwrap_err();
+    let t = e.to_string();
+    assert!(t.contains("faults.swarm") && t.contains("kill-server"), "{t}");
 }
 
 #[test]
@@ -88,7 +90,7 @@ fn variants_are_checked_against_the_recipe() {
 
 #[test]
 fn expected_minimums_name_known_counters() {
-    let ok = format!("{MIN}[expect.min]\n\"fault.kill-random\" = 2\n\"expiry-while-holding\" = 1\n");
+    let ok = format!("{MIN}[expect.min]\n\"fault.kill-server\" = 2\n\"expiry-while-holding\" = 1\n");
     let s = Scenario::parse(&ok, "x.toml").unwrap();
     assert_eq!(s.expect.min.get(&Exercised::Fault(FaultKind::KillServer)), Some(&2));
     let bad = format!("{MIN}[expect.min]\n\"fault.kill-leeder\" = 1\n");
