@@ -116,6 +116,7 @@ impl<C: ZkClient, R: Runtime> Election<C, R> {
         Ok(Leadership::from_guard(guard))
     }
 
+    #[cfg(feature = "planted")]
     pub(crate) fn ctx(&self) -> &Ctx<C, R> {
         &self.ctx
     }
