@@ -30,15 +30,15 @@ use crate::ctx::Ctx;
 use crate::error::{RecipeError, RecipeResult};
 use crate::guid::SeqName;
 use crate::lock::core::with_timeout;
+use crate::lock::steps::{Exact, Steps};
 use crate::lock::LockGuard;
-use crate::nodes::{create_protected, OrphanGuard};
 use crate::runtime::Runtime;
-use crate::wait::{watch_or_session, Woken};
+use crate::wait::Woken;
 use crate::zk::path::join;
 use crate::zk::{CreateMode, ZkClient};
 
 /// A held lease: a [`LockGuard`] on the lease node.
-pub type Lease<C, R> = LockGuard<C, R>;
+pub type Lease<C, R, S = Exact> = LockGuard<C, R, S>;
 
 pub const LEASE_KIND: &str = "lease";
 
@@ -48,10 +48,11 @@ pub fn lease_granted(me: usize, max_leases: u32) -> bool {
 }
 
 #[derive(Clone)]
-pub struct Semaphore<C, R> {
+pub struct Semaphore<C, R, S = Exact> {
     ctx: Ctx<C, R>,
     dir: String,
     max_leases: u32,
+    steps: S,
 }
 
 impl<C: ZkClient, R: Runtime> Semaphore<C, R> {
@@ -60,11 +61,20 @@ impl<C: ZkClient, R: Runtime> Semaphore<C, R> {
         if max_leases == 0 {
             return Err(RecipeError::InvalidArgument("max_leases must be at least 1".into()));
         }
-        Ok(Semaphore {
+        Ok(Semaphore::with_steps(ctx, dir, max_leases, Exact))
+    }
+}
+
+impl<C: ZkClient, R: Runtime, S: Steps> Semaphore<C, R, S> {
+    /// A semaphore whose steps are done as `steps` does them; `max_leases`
+    /// at least 1.
+    pub fn with_steps(ctx: Ctx<C, R>, dir: impl Into<String>, max_leases: u32, steps: S) -> Self {
+        Semaphore {
             ctx,
             dir: dir.into(),
-            max_leases,
-        })
+            max_leases: max_leases.max(1),
+            steps,
+        }
     }
 
     pub fn max_leases(&self) -> u32 {
@@ -72,13 +82,14 @@ impl<C: ZkClient, R: Runtime> Semaphore<C, R> {
     }
 
     /// Waits for a lease.
-    pub async fn acquire(&self) -> RecipeResult<Lease<C, R>> {
-        let ctx = &self.ctx;
+    pub async fn acquire(&self) -> RecipeResult<Lease<C, R, S>> {
+        let (ctx, steps) = (&self.ctx, &self.steps);
         let mut states = ctx.client().state_watch();
-        let guid = ctx.next_guid().await?;
-        let orphan = OrphanGuard::new(ctx, &self.dir, guid);
-        let (name, stat) =
-            create_protected(ctx, &self.dir, &guid, LEASE_KIND, &[], CreateMode::EphemeralSequential).await?;
+        let guid = steps.guid(ctx).await?;
+        let orphan = steps.orphan_guard(ctx, &self.dir, guid);
+        let (name, stat) = steps
+            .create(ctx, &self.dir, &guid, LEASE_KIND, &[], CreateMode::EphemeralSequential)
+            .await?;
         let sequence = SeqName::parse(&name, &[LEASE_KIND]).map_or(0, |n| n.sequence);
         loop {
             let (children, _, watch) = ctx.retry(|| ctx.client().get_children_watch(&self.dir)).await?;
@@ -91,9 +102,12 @@ impl<C: ZkClient, R: Runtime> Semaphore<C, R> {
                 });
             };
             if lease_granted(me, self.max_leases) {
-                orphan.disarm();
+                if let Some(o) = orphan {
+                    o.disarm();
+                }
                 return Ok(LockGuard::new(
                     ctx,
+                    steps.clone(),
                     join(&self.dir, &name),
                     stat,
                     sequence,
@@ -101,7 +115,7 @@ impl<C: ZkClient, R: Runtime> Semaphore<C, R> {
                     None,
                 ));
             }
-            if watch_or_session(watch, &mut states).await == Woken::SessionLost {
+            if steps.woken(watch, &mut states).await == Woken::SessionLost {
                 return Err(RecipeError::SessionLost);
             }
         }
@@ -109,7 +123,7 @@ impl<C: ZkClient, R: Runtime> Semaphore<C, R> {
 
     /// Like [`Self::acquire`], giving up after `limit` (`Ok(None)`); the
     /// abandoned lease node is deleted in the background.
-    pub async fn try_acquire_for(&self, limit: Duration) -> RecipeResult<Option<Lease<C, R>>> {
+    pub async fn try_acquire_for(&self, limit: Duration) -> RecipeResult<Option<Lease<C, R, S>>> {
         with_timeout(&self.ctx, limit, self.acquire()).await
     }
 }

@@ -12,6 +12,7 @@ pub mod junit;
 pub mod nemesis;
 pub mod plan;
 pub mod profile;
+pub mod registry;
 pub mod regress;
 pub mod replay;
 pub mod runner;

@@ -361,7 +361,7 @@ fn swarm(scenario: &Scenario, seed: u64) -> Vec<TimedFault> {
                 }
             }
             FaultKind::DeleteRecipeDir => {
-                let dirs = crate::workload::recipe_dirs(scenario.workload.recipe);
+                let dirs = crate::registry::entry(scenario.workload.recipe).dirs;
                 if dirs.is_empty() {
                     continue_fault(&mut t, &mut rng, lo, hi);
                     continue;

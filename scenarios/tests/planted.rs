@@ -20,7 +20,7 @@ const KNOWN: [(&str, u64, &str); 18] = [
     ("lock-unfenced.toml", 0, "fencing:stale-token-accepted"),
     ("latch-reset-livelock.toml", 0, "liveness:stuck"),
     ("lock-cancellation-leak.toml", 0, "liveness:stuck"),
-    ("lock-delete-under-disconnect.toml", 5, "liveness:stuck"),
+    ("lock-delete-under-disconnect.toml", 1, "liveness:stuck"),
     ("lock-lost-watch.toml", 0, "liveness:stuck"),
     ("queue-locking-race.toml", 0, "queue:lost-item"),
     ("membership-suspended-ignored.toml", 0, "fencing:stale-token-accepted"),

@@ -19,6 +19,7 @@ use crate::ctx::Ctx;
 use crate::election::CANDIDATE_KIND;
 use crate::error::{RecipeError, RecipeResult};
 use crate::lock::core::{blocker_exclusive, wait_turn};
+use crate::lock::steps::Exact;
 use crate::monitor::{Hold, HoldState, LostReason};
 use crate::nodes::{create_protected, spawn_delete_own, OrphanGuard};
 use crate::runtime::Runtime;
@@ -156,7 +157,7 @@ impl<C: ZkClient, R: Runtime> Participant<C, R> {
             let name = path[path.rfind('/').map_or(0, |i| i + 1)..].to_string();
             let turn = select_biased! {
                 _ = stop => Turn::Stop,
-                r = wait_turn(&self.ctx, &self.dir, &name, &[CANDIDATE_KIND], blocker_exclusive, &mut states).fuse() => Turn::Done(r),
+                r = wait_turn(&self.ctx, &Exact, &self.dir, &name, &[CANDIDATE_KIND], blocker_exclusive, &mut states).fuse() => Turn::Done(r),
             };
             match turn {
                 Turn::Stop => return self.leave(&path),

@@ -36,6 +36,7 @@ use crate::ctx::Ctx;
 use crate::error::{RecipeError, RecipeResult};
 use crate::guid::SeqName;
 use crate::lock::core::{acquire, blocker_exclusive, with_timeout, Contender};
+use crate::lock::steps::Exact;
 use crate::lock::{LockGuard, Released};
 use crate::monitor::{HoldState, LostReason};
 use crate::runtime::Runtime;
@@ -103,6 +104,7 @@ impl<C: ZkClient, R: Runtime> Election<C, R> {
     ) -> RecipeResult<Leadership<C, R>> {
         let guard = acquire(
             &self.ctx,
+            &Exact,
             Contender {
                 dir: &self.dir,
                 kind: CANDIDATE_KIND,

@@ -7,21 +7,13 @@ use std::time::Duration;
 use crate::ctx::Ctx;
 use crate::error::{RecipeError, RecipeResult};
 use crate::guid::SeqName;
+pub use crate::lock::blocker::{blocker_exclusive, Blocker};
 use crate::lock::guard::LockGuard;
-use crate::nodes::{create_protected, OrphanGuard};
+use crate::lock::steps::Steps;
 use crate::runtime::Runtime;
-use crate::wait::{watch_or_session, Woken};
+use crate::wait::Woken;
 use crate::zk::path::join;
 use crate::zk::{CreateMode, StateWatch, ZkClient};
-
-/// Which node, if any, blocks the contender at `me` in `queue` (sorted by
-/// creation order). The contender holds the lock when this is `None`.
-pub type Blocker = fn(queue: &[SeqName], me: usize) -> Option<usize>;
-
-/// Exclusive: every earlier node blocks; wait for the one just before.
-pub fn blocker_exclusive(_queue: &[SeqName], me: usize) -> Option<usize> {
-    me.checked_sub(1)
-}
 
 /// What a contender queues as.
 pub struct Contender<'a> {
@@ -36,24 +28,35 @@ pub struct Contender<'a> {
     pub grace: Option<Duration>,
 }
 
-/// Creates the contender's node and waits until nothing blocks it.
+/// Creates the contender's node and waits until nothing blocks it, each
+/// delicate step done as `steps` does it.
 ///
 /// Cancel-safe: if the returned future is dropped, or fails, after the
 /// create was sent, the node is deleted in the background.
-pub async fn acquire<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, c: Contender<'_>) -> RecipeResult<LockGuard<C, R>> {
+pub async fn acquire<C: ZkClient, R: Runtime, S: Steps>(
+    ctx: &Ctx<C, R>,
+    steps: &S,
+    c: Contender<'_>,
+) -> RecipeResult<LockGuard<C, R, S>> {
     // Subscribe before creating so no session transition is missed.
     let mut states = ctx.client().state_watch();
-    let guid = ctx.next_guid().await?;
-    let orphan = OrphanGuard::new(ctx, c.dir, guid);
-    let (name, stat) = create_protected(ctx, c.dir, &guid, c.kind, c.data, CreateMode::EphemeralSequential).await?;
+    let guid = steps.guid(ctx).await?;
+    let orphan = steps.orphan_guard(ctx, c.dir, guid);
+    let (name, stat) = steps
+        .create(ctx, c.dir, &guid, c.kind, c.data, CreateMode::EphemeralSequential)
+        .await?;
     let me = SeqName::parse(&name, &[c.kind]).ok_or_else(|| RecipeError::BadData {
         path: join(c.dir, &name),
         reason: "created node has no sequence suffix".into(),
     })?;
-    wait_turn(ctx, c.dir, &me.name, c.kinds, c.blocker, &mut states).await?;
-    orphan.disarm();
+    let blocker = steps.blocker(c.blocker);
+    wait_turn(ctx, steps, c.dir, &me.name, c.kinds, blocker, &mut states).await?;
+    if let Some(o) = orphan {
+        o.disarm();
+    }
     Ok(LockGuard::new(
         ctx,
+        steps.clone(),
         join(c.dir, &name),
         stat,
         me.sequence,
@@ -65,8 +68,9 @@ pub async fn acquire<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, c: Contender<'_>)
 /// Waits until `me` is not blocked. Re-reads the queue after every wake-up,
 /// because the watched node may have gone before the watch was set, or the
 /// blocker may have changed (a reader's blocker is the last earlier writer).
-pub async fn wait_turn<C: ZkClient, R: Runtime>(
+pub async fn wait_turn<C: ZkClient, R: Runtime, S: Steps>(
     ctx: &Ctx<C, R>,
+    steps: &S,
     dir: &str,
     me: &str,
     kinds: &[&str],
@@ -92,7 +96,7 @@ pub async fn wait_turn<C: ZkClient, R: Runtime>(
         if stat.is_none() {
             continue;
         }
-        match watch_or_session(watch, states).await {
+        match steps.woken(watch, states).await {
             Woken::Node(_) | Woken::Reconnected => continue,
             Woken::SessionLost => return Err(RecipeError::SessionLost),
         }
@@ -113,51 +117,5 @@ pub async fn with_timeout<C: ZkClient, R: Runtime, T>(
     select_biased! {
         r = fut => r.map(Some),
         _ = timer => Ok(None),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::guid::Guid;
-
-    fn q(spec: &[(&str, i32)]) -> Vec<SeqName> {
-        spec.iter()
-            .enumerate()
-            .map(|(i, (kind, seq))| {
-                let g = Guid {
-                    session: 1,
-                    counter: i as u64,
-                };
-                SeqName {
-                    name: format!("{}{:010}", g.prefix(kind), seq),
-                    guid: g,
-                    kind: (*kind).to_string(),
-                    sequence: *seq,
-                }
-            })
-            .collect()
-    }
-
-    #[test]
-    fn exclusive_waits_for_immediate_predecessor() {
-        let queue = q(&[("lock", 1), ("lock", 4), ("lock", 9)]);
-        assert_eq!(blocker_exclusive(&queue, 0), None);
-        assert_eq!(blocker_exclusive(&queue, 2), Some(1));
-    }
-
-    #[test]
-    fn predecessor_across_counter_wrap() {
-        let g = |c| Guid { session: 7, counter: c };
-        let names = vec![
-            format!("{}-2147483648", g(2).prefix("lock")),
-            format!("{}2147483647", g(1).prefix("lock")),
-            "foreign-node".to_string(),
-            format!("{}-2147483647", g(3).prefix("lock")),
-        ];
-        let queue = SeqName::parse_sorted(&names, &["lock"]);
-        let order: Vec<u64> = queue.iter().map(|n| n.guid.counter).collect();
-        assert_eq!(order, vec![1, 2, 3]);
-        assert_eq!(blocker_exclusive(&queue, 1), Some(0));
     }
 }

@@ -3,25 +3,13 @@
 use std::time::Duration;
 
 use crate::ctx::Ctx;
-use crate::error::{RecipeError, RecipeResult};
+use crate::error::RecipeResult;
+use crate::lock::steps::{Exact, Released, Steps};
 use crate::monitor::{Hold, HoldState, LostReason};
 use crate::nodes::{delete_own, spawn_delete_own, Deleted};
 use crate::runtime::Runtime;
 use crate::zk::path::basename;
-use crate::zk::{Stat, StateWatch, ZkClient, ZkError, ANY_VERSION};
-
-/// How a release ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Released {
-    /// The node is deleted: the next waiter may proceed.
-    Deleted,
-    /// The session already ended, taking the node with it.
-    SessionEnded,
-    /// ConnectionLoss persisted; the delete keeps being retried in the
-    /// background until the node or the session is gone. The caller must
-    /// act as released already.
-    InBackground,
-}
+use crate::zk::{Stat, StateWatch, ZkClient};
 
 /// A held lock node. Dropping it without [`LockGuard::release`] deletes the
 /// node in the background.
@@ -31,8 +19,9 @@ pub enum Released {
 /// [`LockGuard::is_lost`] / [`LockGuard::is_suspended`] before acting, and
 /// pass [`LockGuard::token`] to the protected resource, which must reject
 /// tokens lower than the highest it has seen.
-pub struct LockGuard<C: ZkClient, R: Runtime> {
+pub struct LockGuard<C: ZkClient, R: Runtime, S: Steps = Exact> {
     ctx: Ctx<C, R>,
+    steps: S,
     path: String,
     stat: Stat,
     sequence: i32,
@@ -40,9 +29,10 @@ pub struct LockGuard<C: ZkClient, R: Runtime> {
     released: bool,
 }
 
-impl<C: ZkClient, R: Runtime> LockGuard<C, R> {
+impl<C: ZkClient, R: Runtime, S: Steps> LockGuard<C, R, S> {
     pub(crate) fn new(
         ctx: &Ctx<C, R>,
+        steps: S,
         path: String,
         stat: Stat,
         sequence: i32,
@@ -52,6 +42,7 @@ impl<C: ZkClient, R: Runtime> LockGuard<C, R> {
         let hold = Hold::spawn(ctx, &path, states, grace);
         LockGuard {
             ctx: ctx.clone(),
+            steps,
             path,
             stat,
             sequence,
@@ -124,30 +115,12 @@ impl<C: ZkClient, R: Runtime> LockGuard<C, R> {
         self.hold.revocation_requested().await
     }
 
-    /// Deletes the node. ConnectionLoss is retried per the policy and then
-    /// handed to a background task (never reported as released while the
-    /// node may linger: CURATOR-202/678).
+    /// Deletes the node (see [`Steps::release`]: ConnectionLoss is retried,
+    /// then handed to a background task; never reported as released while
+    /// the node may linger, CURATOR-202/678).
     pub async fn release(mut self) -> RecipeResult<Released> {
         self.released = true;
-        let ctx = self.ctx.clone();
-        let path = self.path.clone();
-        let deleted = ctx
-            .retry(|| async {
-                match ctx.client().delete(&path, ANY_VERSION).await {
-                    Err(ZkError::NoNode) => Ok(()),
-                    r => r,
-                }
-            })
-            .await;
-        match deleted {
-            Ok(()) => Ok(Released::Deleted),
-            Err(RecipeError::SessionLost) => Ok(Released::SessionEnded),
-            Err(RecipeError::Zk(e)) if crate::retry::retryable(&e) => {
-                spawn_delete_own(&ctx, &path);
-                Ok(Released::InBackground)
-            }
-            Err(e) => Err(e),
-        }
+        self.steps.release(&self.ctx, &self.path).await
     }
 
     /// Like [`Self::release`], but keeps retrying inline until the node or
@@ -161,7 +134,7 @@ impl<C: ZkClient, R: Runtime> LockGuard<C, R> {
     }
 }
 
-impl<C: ZkClient, R: Runtime> Drop for LockGuard<C, R> {
+impl<C: ZkClient, R: Runtime, S: Steps> Drop for LockGuard<C, R, S> {
     fn drop(&mut self) {
         if !self.released && !self.ctx.session_lost() {
             spawn_delete_own(&self.ctx, &self.path);

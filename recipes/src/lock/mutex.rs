@@ -36,23 +36,37 @@ use crate::error::RecipeResult;
 use crate::lock::core::{acquire, blocker_exclusive, with_timeout, Contender};
 use crate::lock::guard::LockGuard;
 use crate::lock::revoke::{queue, request_revoke, QueuedNode};
+use crate::lock::steps::{Exact, Steps};
 use crate::runtime::Runtime;
 use crate::zk::ZkClient;
 
 /// Node kind of exclusive-lock contenders.
 pub const LOCK_KIND: &str = "lock";
 
-/// An exclusive lock rooted at a directory node.
+/// An exclusive lock rooted at a directory node. `S`: how its delicate
+/// steps are done (always [`Exact`] outside the harness's planted types).
 #[derive(Clone)]
-pub struct Lock<C, R> {
+pub struct Lock<C, R, S = Exact> {
     ctx: Ctx<C, R>,
     dir: String,
+    steps: S,
 }
 
 impl<C: ZkClient, R: Runtime> Lock<C, R> {
     /// A lock whose contenders queue under `dir` (created on first use).
     pub fn new(ctx: Ctx<C, R>, dir: impl Into<String>) -> Self {
-        Lock { ctx, dir: dir.into() }
+        Lock::with_steps(ctx, dir, Exact)
+    }
+}
+
+impl<C: ZkClient, R: Runtime, S: Steps> Lock<C, R, S> {
+    /// A lock whose steps are done as `steps` does them.
+    pub fn with_steps(ctx: Ctx<C, R>, dir: impl Into<String>, steps: S) -> Self {
+        Lock {
+            ctx,
+            dir: dir.into(),
+            steps,
+        }
     }
 
     pub fn dir(&self) -> &str {
@@ -60,9 +74,10 @@ impl<C: ZkClient, R: Runtime> Lock<C, R> {
     }
 
     /// Waits until the lock is ours.
-    pub async fn acquire(&self) -> RecipeResult<LockGuard<C, R>> {
+    pub async fn acquire(&self) -> RecipeResult<LockGuard<C, R, S>> {
         acquire(
             &self.ctx,
+            &self.steps,
             Contender {
                 dir: &self.dir,
                 kind: LOCK_KIND,
@@ -77,7 +92,7 @@ impl<C: ZkClient, R: Runtime> Lock<C, R> {
 
     /// Like [`Self::acquire`], giving up after `limit` (`Ok(None)`); the
     /// abandoned node is deleted in the background.
-    pub async fn try_acquire_for(&self, limit: Duration) -> RecipeResult<Option<LockGuard<C, R>>> {
+    pub async fn try_acquire_for(&self, limit: Duration) -> RecipeResult<Option<LockGuard<C, R, S>>> {
         with_timeout(&self.ctx, limit, self.acquire()).await
     }
 

@@ -28,6 +28,7 @@ use crate::guid::SeqName;
 use crate::lock::core::{acquire, blocker_exclusive, with_timeout, Contender};
 use crate::lock::guard::LockGuard;
 use crate::lock::revoke::{queue, request_revoke, QueuedNode};
+use crate::lock::steps::Exact;
 use crate::runtime::Runtime;
 use crate::zk::ZkClient;
 
@@ -64,6 +65,7 @@ impl<C: ZkClient, R: Runtime> RwLock<C, R> {
     async fn acquire(&self, kind: &str, blocker: crate::lock::core::Blocker) -> RecipeResult<LockGuard<C, R>> {
         acquire(
             &self.ctx,
+            &Exact,
             Contender {
                 dir: &self.dir,
                 kind,

@@ -9,6 +9,7 @@ use crate::error::{RecipeError, RecipeResult};
 use crate::guid::SeqName;
 use crate::lock::core::{blocker_exclusive, with_timeout};
 use crate::lock::guard::LockGuard;
+use crate::lock::steps::Exact;
 use crate::nodes::{create_protected, OrphanGuard};
 use crate::runtime::Runtime;
 use crate::wait::{watch_or_session, Woken};
@@ -82,6 +83,7 @@ impl<C: ZkClient, R: Runtime> PredecessorGoneElection<C, R> {
         let grace = Some(Duration::ZERO);
         Ok(Leadership::from_guard(LockGuard::new(
             ctx,
+            Exact,
             path,
             stat,
             me.sequence,

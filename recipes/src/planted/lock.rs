@@ -1,144 +1,86 @@
-//! Broken locks. Each differs from [`crate::lock::Lock`] in the one way its
-//! doc names; everything else (waiting for the predecessor, re-reading on
-//! wake-up and reconnect, releasing) is done correctly so that a detection
-//! is a detection of that bug.
-
-use std::time::Duration;
+//! Broken locks (and the semaphore's leaked lease): each is the correct
+//! [`Lock`] (or [`Semaphore`]) with one of its [`Steps`] replaced by the
+//! bug a real library shipped. Everything else — waiting for the
+//! predecessor, re-reading on wake-up and reconnect, watching the hold,
+//! releasing — is the correct recipe's own code, so that a detection is a
+//! detection of that one step.
 
 use futures::{select_biased, FutureExt};
 
 use crate::ctx::Ctx;
 use crate::error::{RecipeError, RecipeResult};
-use crate::lock::core::{blocker_exclusive, wait_turn, with_timeout};
+use crate::guid::{Guid, SeqName};
+use crate::lock::blocker::Blocker;
+use crate::lock::steps::{Exact, Released, Steps};
 use crate::lock::{Lock, LockGuard};
-use crate::nodes::{create_all, create_protected, delete_own, spawn_delete_own};
+use crate::nodes::{create_all, find_own, OrphanGuard};
 use crate::runtime::Runtime;
-use crate::wait::{watch_or_session, Woken};
-use crate::zk::path::{join, sequence_after_prefix};
-use crate::zk::{CreateMode, StateWatch, ZkClient, ZkError, ANY_VERSION};
-
-const KIND: &str = "lock";
-
-/// The sequence of a node named `...{kind}-{seq}`.
-fn seq_of(name: &str, kind: &str) -> Option<i32> {
-    let marker = format!("{kind}-");
-    let at = name.rfind(&marker)?;
-    sequence_after_prefix(&name[at..], &marker)
-}
-
-/// The names under `dir` that are `kind` nodes, in creation order.
-fn sorted(children: Vec<String>, kind: &str) -> Vec<(String, i32)> {
-    let parsed: Vec<(String, i32)> = children
-        .into_iter()
-        .filter_map(|c| seq_of(&c, kind).map(|s| (c, s)))
-        .collect();
-    crate::seq::sort_by_sequence(parsed, |(_, s)| *s)
-}
-
-/// Waits (correctly: re-read after every wake-up and reconnect) until `me`
-/// heads the `kind` queue under `dir`.
-async fn wait_head<C: ZkClient, R: Runtime>(
-    ctx: &Ctx<C, R>,
-    dir: &str,
-    me: &str,
-    kind: &str,
-    states: &mut StateWatch,
-) -> RecipeResult<()> {
-    loop {
-        let (children, _) = ctx.retry(|| ctx.client().get_children(dir)).await?;
-        let queue = sorted(children, kind);
-        let Some(idx) = queue.iter().position(|(n, _)| n == me) else {
-            return Err(if ctx.session_lost() {
-                RecipeError::SessionLost
-            } else {
-                RecipeError::NodeGone(join(dir, me))
-            });
-        };
-        if idx == 0 {
-            return Ok(());
-        }
-        let pred = join(dir, &queue[idx - 1].0);
-        let (stat, watch) = ctx.retry(|| ctx.client().exists_watch(&pred)).await?;
-        if stat.is_none() {
-            continue;
-        }
-        match watch_or_session(watch, states).await {
-            Woken::Node(_) | Woken::Reconnected => continue,
-            Woken::SessionLost => return Err(RecipeError::SessionLost),
-        }
-    }
-}
-
-/// A held node of a planted lock. Release is correct (retried until the
-/// node or the session is gone); dropping it deletes the node in the
-/// background.
-pub struct PlainGuard<C: ZkClient, R: Runtime> {
-    ctx: Ctx<C, R>,
-    path: String,
-    czxid: i64,
-    released: bool,
-}
-
-impl<C: ZkClient, R: Runtime> PlainGuard<C, R> {
-    pub(crate) fn new(ctx: &Ctx<C, R>, path: String, czxid: i64) -> Self {
-        PlainGuard {
-            ctx: ctx.clone(),
-            path,
-            czxid,
-            released: false,
-        }
-    }
-
-    /// The node's czxid (a valid fencing token for these locks).
-    pub fn token(&self) -> i64 {
-        self.czxid
-    }
-
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// Deletes the node, retrying ConnectionLoss while the session lives.
-    pub async fn release(mut self) {
-        self.released = true;
-        delete_own(&self.ctx, &self.path).await;
-    }
-}
-
-impl<C: ZkClient, R: Runtime> Drop for PlainGuard<C, R> {
-    fn drop(&mut self) {
-        if !self.released && !self.ctx.session_lost() {
-            spawn_delete_own(&self.ctx, &self.path);
-        }
-    }
-}
+use crate::semaphore::Semaphore;
+use crate::wait::Woken;
+use crate::zk::path::join;
+use crate::zk::{CreateMode, OneshotWatch, Stat, StateWatch, ZkClient, ANY_VERSION};
 
 /// Unprotected create (CURATOR-45; go-zookeeper #229; ZK contrib
-/// LeaderElectionSupport) — also the seeds' "lock without a guid": the
-/// contender node is a bare `lock-N` and a ConnectionLoss on its create is
-/// retried blindly, so an applied first create is forgotten. The orphan
-/// (owned by a live session) eventually heads the queue and everyone,
-/// including its creator, waits behind it for ever.
-#[derive(Clone)]
-pub struct UnprotectedCreateLock<C, R> {
-    ctx: Ctx<C, R>,
-    dir: String,
-}
+/// LeaderElectionSupport) — also the seeds' "lock without a guid": a
+/// ConnectionLoss on the contender's create is retried blindly, so an
+/// applied first create is forgotten. The orphan (owned by a live session)
+/// eventually heads the queue and everyone, its creator included, waits
+/// behind it for ever.
+pub type UnprotectedCreateLock<C, R> = Lock<C, R, BlindCreate>;
 
-impl<C: ZkClient, R: Runtime> UnprotectedCreateLock<C, R> {
-    pub fn new(ctx: Ctx<C, R>, dir: impl Into<String>) -> Self {
-        UnprotectedCreateLock { ctx, dir: dir.into() }
-    }
+/// Leaked lease (CURATOR-315, CURATOR-595): the semaphore whose lease
+/// create is retried blindly. When the first create was applied, its node
+/// holds a lease for as long as the session lives and nobody ever returns
+/// it; enough of them exhaust the permits and every acquire hangs.
+pub type LeakedLeaseSemaphore<C, R> = Semaphore<C, R, BlindCreate>;
 
-    pub async fn acquire(&self) -> RecipeResult<PlainGuard<C, R>> {
-        let ctx = &self.ctx;
-        let mut states = ctx.client().state_watch();
-        let prefix = join(&self.dir, "lock-");
+/// Stale-session adoption (CURATOR-696, CURATOR-498, CURATOR-604): see
+/// [`AdoptAnySession`].
+pub type StaleSessionLock<C, R> = Lock<C, R, AdoptAnySession>;
+
+/// Cancellation leak (CURATOR-79, CURATOR-462): a timed-out or cancelled
+/// acquire abandons its node; it lives as long as the session and, once it
+/// heads the queue, blocks every later acquire.
+pub type CancellationLeakLock<C, R> = Lock<C, R, NoOrphanCleanup>;
+
+/// Delete under disconnect (CURATOR-202, CURATOR-678, CURATOR-486): the
+/// release sends one `delete`; on ConnectionLoss it reports the lock
+/// released and never retries, so a delete that was not applied leaves the
+/// node — and every later acquire hangs for as long as the session lives.
+pub type DeleteUnderDisconnectLock<C, R> = Lock<C, R, OneDelete>;
+
+/// Lost watch on reconnect (kazoo PR #170; CURATOR-623; CURATOR-311): see
+/// [`ForgetWatchOnDisconnect`].
+pub type LostWatchLock<C, R> = Lock<C, R, ForgetWatchOnDisconnect>;
+
+/// Herd effect: every waiter watches the holder's node instead of its
+/// predecessor's, so every release wakes every waiter (O(waiters)
+/// notifications per release instead of 1) — the recipes page's warning
+/// about the simple lock. Mutual exclusion still holds.
+pub type HerdLock<C, R> = Lock<C, R, WatchTheHolder>;
+
+/// The create, unprotected: retried blindly after an ambiguous failure,
+/// and nothing remembers the node's guid (no look-up before creating
+/// again, no clean-up of an abandoned create).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BlindCreate;
+
+impl Steps for BlindCreate {
+    async fn create<C: ZkClient, R: Runtime>(
+        &self,
+        ctx: &Ctx<C, R>,
+        dir: &str,
+        guid: &Guid,
+        kind: &str,
+        data: &[u8],
+        mode: CreateMode,
+    ) -> RecipeResult<(String, Stat)> {
+        let prefix = join(dir, &guid.prefix(kind));
         let mut attempt = 0u32;
-        let (path, stat) = loop {
-            match ctx.client().create(&prefix, &[], CreateMode::EphemeralSequential).await {
-                Ok(r) => break r,
-                Err(ZkError::NoNode) => create_all(ctx, &self.dir).await?,
+        loop {
+            match ctx.client().create(&prefix, data, mode).await {
+                Ok((path, stat)) => return Ok((path[dir.len() + 1..].to_string(), stat)),
+                Err(crate::zk::ZkError::NoNode) => create_all(ctx, dir).await?,
                 // BUG: the first create may have been applied.
                 Err(e) if e.is_ambiguous() && attempt < 20 => {
                     ctx.runtime().sleep(ctx.retry_policy().delay(attempt)).await;
@@ -146,76 +88,133 @@ impl<C: ZkClient, R: Runtime> UnprotectedCreateLock<C, R> {
                 }
                 Err(e) => return Err(RecipeError::from_zk(e)),
             }
-        };
-        let name = path[self.dir.len() + 1..].to_string();
-        wait_head(ctx, &self.dir, &name, KIND, &mut states).await?;
-        Ok(PlainGuard::new(ctx, path, stat.czxid))
+        }
+    }
+
+    fn orphan_guard<C: ZkClient, R: Runtime>(&self, _: &Ctx<C, R>, _: &str, _: Guid) -> Option<OrphanGuard<C, R>> {
+        None
     }
 }
 
-/// Stale-session adoption (CURATOR-696, CURATOR-498, CURATOR-604): the
-/// contender node is named after the *client* (`{owner}-lock-N`), not the
-/// session, and `acquire` adopts any existing node of that name without
+/// The contender's node is named after the *client* (`owner`), not the
+/// session, and the create adopts any existing node of that name without
 /// checking its `ephemeralOwner`. A client that opens a new session while
 /// its old one still lingers takes over the old session's node — which
 /// vanishes when the old session ends, handing the lock to the next waiter
 /// while the new session still believes it holds it.
-#[derive(Clone)]
-pub struct StaleSessionLock<C, R> {
-    ctx: Ctx<C, R>,
-    dir: String,
-    owner: String,
+#[derive(Debug, Clone, Copy)]
+pub struct AdoptAnySession {
+    /// Names the client across its sessions.
+    pub owner: u64,
 }
 
-impl<C: ZkClient, R: Runtime> StaleSessionLock<C, R> {
-    /// `owner` names the client across its sessions.
-    pub fn new(ctx: Ctx<C, R>, dir: impl Into<String>, owner: impl Into<String>) -> Self {
-        StaleSessionLock {
-            ctx,
-            dir: dir.into(),
-            owner: owner.into(),
-        }
+impl Steps for AdoptAnySession {
+    async fn guid<C: ZkClient, R: Runtime>(&self, _: &Ctx<C, R>) -> RecipeResult<Guid> {
+        // BUG: the same name in every session of this client.
+        Ok(Guid {
+            session: 0,
+            counter: self.owner,
+        })
     }
 
-    pub async fn acquire(&self) -> RecipeResult<PlainGuard<C, R>> {
-        let ctx = &self.ctx;
-        let mut states = ctx.client().state_watch();
-        create_all(ctx, &self.dir).await?;
-        let mine = format!("{}-{KIND}-", self.owner);
-        let find = || async {
-            let (children, _) = ctx.retry(|| ctx.client().get_children(&self.dir)).await?;
-            // BUG: any node with our client's name is "ours", whatever
-            // session owns it.
-            Ok::<_, RecipeError>(children.into_iter().find(|c| c.starts_with(&mine)))
-        };
-        let name = match find().await? {
-            Some(n) => n,
-            None => {
-                let prefix = join(&self.dir, &mine);
-                let mut attempt = 0u32;
-                loop {
-                    match ctx.client().create(&prefix, &[], CreateMode::EphemeralSequential).await {
-                        Ok((p, _)) => break p[self.dir.len() + 1..].to_string(),
-                        Err(e) if e.is_ambiguous() && attempt < 20 => {
-                            ctx.runtime().sleep(ctx.retry_policy().delay(attempt)).await;
-                            attempt += 1;
-                            if let Some(n) = find().await? {
-                                break n;
-                            }
-                        }
-                        Err(e) => return Err(RecipeError::from_zk(e)),
+    async fn create<C: ZkClient, R: Runtime>(
+        &self,
+        ctx: &Ctx<C, R>,
+        dir: &str,
+        guid: &Guid,
+        kind: &str,
+        data: &[u8],
+        mode: CreateMode,
+    ) -> RecipeResult<(String, Stat)> {
+        // BUG: any node with our name is "ours", whatever session owns it
+        // (`find_own` without the owner check).
+        let adopt = || find_own(ctx, dir, guid, false);
+        if let Some(found) = adopt().await? {
+            return Ok(found);
+        }
+        let prefix = join(dir, &guid.prefix(kind));
+        let mut attempt = 0u32;
+        loop {
+            match ctx.client().create(&prefix, data, mode).await {
+                Ok((path, stat)) => return Ok((path[dir.len() + 1..].to_string(), stat)),
+                Err(crate::zk::ZkError::NoNode) => create_all(ctx, dir).await?,
+                Err(e) if e.is_ambiguous() && attempt < 20 => {
+                    ctx.runtime().sleep(ctx.retry_policy().delay(attempt)).await;
+                    attempt += 1;
+                    if let Some(found) = adopt().await? {
+                        return Ok(found);
                     }
                 }
+                Err(e) => return Err(RecipeError::from_zk(e)),
             }
+        }
+    }
+}
+
+/// No drop guard on the acquire: an abandoned acquire keeps its node.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoOrphanCleanup;
+
+impl Steps for NoOrphanCleanup {
+    fn orphan_guard<C: ZkClient, R: Runtime>(&self, _: &Ctx<C, R>, _: &str, _: Guid) -> Option<OrphanGuard<C, R>> {
+        None
+    }
+}
+
+/// One `delete` on release; ConnectionLoss is taken as success.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OneDelete;
+
+impl Steps for OneDelete {
+    async fn release<C: ZkClient, R: Runtime>(&self, ctx: &Ctx<C, R>, path: &str) -> RecipeResult<Released> {
+        // BUG: the delete may not have been applied.
+        let _ = ctx.client().delete(path, ANY_VERSION).await;
+        Ok(Released::Deleted)
+    }
+}
+
+/// The waiter drops its predecessor watch when the connection drops (as if
+/// the watch died with the connection) and then waits for a wake-up only
+/// that watch could have delivered: it ignores the reconnect instead of
+/// re-reading the queue, so it hangs once its predecessor is gone.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ForgetWatchOnDisconnect;
+
+impl Steps for ForgetWatchOnDisconnect {
+    async fn woken(&self, watch: OneshotWatch, states: &mut StateWatch) -> Woken {
+        let mut node = Box::pin(watch.changed().fuse());
+        let moved = select_biased! {
+            ev = node => Some(ev),
+            _ = states.changed().fuse() => None,
         };
-        let path = join(&self.dir, &name);
-        wait_head(ctx, &self.dir, &name, KIND, &mut states).await?;
-        let czxid = ctx
-            .retry(|| ctx.client().exists(&path))
-            .await?
-            .map(|s| s.czxid)
-            .ok_or_else(|| RecipeError::NodeGone(path.clone()))?;
-        Ok(PlainGuard::new(ctx, path, czxid))
+        match moved {
+            Some(ev) if !ev.is_session_event() => Woken::Node(ev),
+            Some(ev) if !ev.state.is_terminal() => Woken::Reconnected,
+            Some(_) => Woken::SessionLost,
+            None if states.state().is_terminal() => Woken::SessionLost,
+            None => {
+                // BUG: the connection dropped; forget the watch and wait for
+                // a wake-up that now never comes. A reconnect is ignored.
+                drop(node);
+                while !states.changed().await.is_terminal() {}
+                Woken::SessionLost
+            }
+        }
+    }
+}
+
+/// Every waiter waits on the head of the queue.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WatchTheHolder;
+
+fn blocker_head(_queue: &[SeqName], me: usize) -> Option<usize> {
+    (me > 0).then_some(0)
+}
+
+impl Steps for WatchTheHolder {
+    fn blocker(&self, _exact: Blocker) -> Blocker {
+        // BUG: the holder blocks everyone, so everyone watches it.
+        blocker_head
     }
 }
 
@@ -231,7 +230,7 @@ pub struct UnfencedLock<C, R> {
 
 /// A guard with no fencing token.
 pub struct UnfencedGuard<C: ZkClient, R: Runtime> {
-    inner: LockGuard<C, R>,
+    inner: LockGuard<C, R, Exact>,
 }
 
 impl<C: ZkClient, R: Runtime> UnfencedLock<C, R> {
@@ -246,6 +245,15 @@ impl<C: ZkClient, R: Runtime> UnfencedLock<C, R> {
             inner: self.inner.acquire().await?,
         })
     }
+
+    /// Like [`Lock::try_acquire_for`].
+    pub async fn try_acquire_for(&self, limit: std::time::Duration) -> RecipeResult<Option<UnfencedGuard<C, R>>> {
+        Ok(self
+            .inner
+            .try_acquire_for(limit)
+            .await?
+            .map(|inner| UnfencedGuard { inner }))
+    }
 }
 
 impl<C: ZkClient, R: Runtime> UnfencedGuard<C, R> {
@@ -256,188 +264,7 @@ impl<C: ZkClient, R: Runtime> UnfencedGuard<C, R> {
         self.inner.token()
     }
 
-    pub async fn release(self) {
-        let _ = self.inner.release_and_wait().await;
-    }
-}
-
-/// Cancellation leak (CURATOR-79, CURATOR-462): `try_acquire_for` abandons
-/// the acquire on timeout without deleting the node it created; the node
-/// lives as long as the session and, once it heads the queue, blocks every
-/// later acquire.
-#[derive(Clone)]
-pub struct CancellationLeakLock<C, R> {
-    ctx: Ctx<C, R>,
-    dir: String,
-}
-
-impl<C: ZkClient, R: Runtime> CancellationLeakLock<C, R> {
-    pub fn new(ctx: Ctx<C, R>, dir: impl Into<String>) -> Self {
-        CancellationLeakLock { ctx, dir: dir.into() }
-    }
-
-    /// Creates the node (guid-protected, correctly) and waits; no drop
-    /// guard (the bug).
-    pub async fn acquire(&self) -> RecipeResult<PlainGuard<C, R>> {
-        let ctx = &self.ctx;
-        let mut states = ctx.client().state_watch();
-        let guid = ctx.next_guid().await?;
-        let (name, stat) = create_protected(ctx, &self.dir, &guid, KIND, &[], CreateMode::EphemeralSequential).await?;
-        wait_turn(ctx, &self.dir, &name, &[KIND], blocker_exclusive, &mut states).await?;
-        Ok(PlainGuard::new(ctx, join(&self.dir, &name), stat.czxid))
-    }
-
-    /// Gives up after `limit`; the abandoned node stays (the bug).
-    pub async fn try_acquire_for(&self, limit: Duration) -> RecipeResult<Option<PlainGuard<C, R>>> {
-        with_timeout(&self.ctx, limit, self.acquire()).await
-    }
-}
-
-/// Delete under disconnect (CURATOR-202, CURATOR-678, CURATOR-486): the
-/// release sends one `delete`; on ConnectionLoss it reports the lock
-/// released and never retries, so a delete that was not applied leaves the
-/// node — and every later acquire hangs for as long as the session lives.
-#[derive(Clone)]
-pub struct DeleteUnderDisconnectLock<C, R> {
-    inner: Lock<C, R>,
-    ctx: Ctx<C, R>,
-}
-
-/// A guard whose release may silently leave the node behind.
-pub struct LeakyReleaseGuard<C: ZkClient, R: Runtime> {
-    ctx: Ctx<C, R>,
-    path: String,
-    token: i64,
-    inner: LockGuard<C, R>,
-}
-
-impl<C: ZkClient, R: Runtime> DeleteUnderDisconnectLock<C, R> {
-    pub fn new(ctx: Ctx<C, R>, dir: impl Into<String>) -> Self {
-        DeleteUnderDisconnectLock {
-            inner: Lock::new(ctx.clone(), dir),
-            ctx,
-        }
-    }
-
-    pub async fn acquire(&self) -> RecipeResult<LeakyReleaseGuard<C, R>> {
-        let g = self.inner.acquire().await?;
-        Ok(LeakyReleaseGuard {
-            ctx: self.ctx.clone(),
-            path: g.path().to_string(),
-            token: g.token(),
-            inner: g,
-        })
-    }
-}
-
-impl<C: ZkClient, R: Runtime> LeakyReleaseGuard<C, R> {
-    pub fn token(&self) -> i64 {
-        self.token
-    }
-
-    /// One `delete`; ConnectionLoss is taken as success (the bug).
-    pub async fn release(self) {
-        let LeakyReleaseGuard { ctx, path, inner, .. } = self;
-        // The correct guard would delete on drop: keep it from doing so, as
-        // the buggy design has no such guard.
-        std::mem::forget(inner);
-        match ctx.client().delete(&path, ANY_VERSION).await {
-            Ok(()) | Err(_) => {}
-        }
-    }
-}
-
-/// Lost watch on reconnect (kazoo PR #170; CURATOR-623; CURATOR-311): the
-/// waiter drops its predecessor watch when the connection drops (as if the
-/// watch died with the connection) and then waits for a wake-up only that
-/// watch could have delivered — it ignores the reconnect instead of
-/// re-reading the queue, so it hangs once its predecessor is gone.
-#[derive(Clone)]
-pub struct LostWatchLock<C, R> {
-    ctx: Ctx<C, R>,
-    dir: String,
-}
-
-impl<C: ZkClient, R: Runtime> LostWatchLock<C, R> {
-    pub fn new(ctx: Ctx<C, R>, dir: impl Into<String>) -> Self {
-        LostWatchLock { ctx, dir: dir.into() }
-    }
-
-    pub async fn acquire(&self) -> RecipeResult<PlainGuard<C, R>> {
-        let ctx = &self.ctx;
-        let mut states = ctx.client().state_watch();
-        let guid = ctx.next_guid().await?;
-        let (name, stat) = create_protected(ctx, &self.dir, &guid, KIND, &[], CreateMode::EphemeralSequential).await?;
-        loop {
-            let (children, _) = ctx.retry(|| ctx.client().get_children(&self.dir)).await?;
-            let queue = crate::guid::SeqName::parse_sorted(&children, &[KIND]);
-            let Some(idx) = queue.iter().position(|n| n.name == name) else {
-                return Err(RecipeError::NodeGone(join(&self.dir, &name)));
-            };
-            if idx == 0 {
-                return Ok(PlainGuard::new(ctx, join(&self.dir, &name), stat.czxid));
-            }
-            let pred = join(&self.dir, &queue[idx - 1].name);
-            let (st, watch) = ctx.retry(|| ctx.client().exists_watch(&pred)).await?;
-            if st.is_none() {
-                continue;
-            }
-            let mut watch = Box::pin(watch.changed().fuse());
-            let woke = select_biased! {
-                ev = watch => Some(ev),
-                _ = states.changed().fuse() => None,
-            };
-            let lost = match woke {
-                Some(ev) => ev.is_session_event() && ev.state.is_terminal(),
-                None if states.state().is_terminal() => true,
-                None => {
-                    // BUG: the connection dropped; forget the watch and wait
-                    // for a wake-up that now never comes. A reconnect is
-                    // ignored (no re-read of the queue).
-                    drop(watch);
-                    while !states.changed().await.is_terminal() {}
-                    true
-                }
-            };
-            if lost {
-                return Err(RecipeError::SessionLost);
-            }
-        }
-    }
-}
-
-/// Herd effect — the seeds' simple lock: one node `{dir}/lock`; a waiter
-/// sets an `exists` watch on it and retries the create when it fires, so
-/// every release wakes every waiter (O(waiters) notifications per release
-/// instead of 1). Also unprotected against ConnectionLoss on the create.
-#[derive(Clone)]
-pub struct HerdLock<C, R> {
-    ctx: Ctx<C, R>,
-    dir: String,
-}
-
-impl<C: ZkClient, R: Runtime> HerdLock<C, R> {
-    pub fn new(ctx: Ctx<C, R>, dir: impl Into<String>) -> Self {
-        HerdLock { ctx, dir: dir.into() }
-    }
-
-    pub async fn acquire(&self) -> RecipeResult<PlainGuard<C, R>> {
-        let ctx = &self.ctx;
-        let mut states = ctx.client().state_watch();
-        let path = join(&self.dir, KIND);
-        loop {
-            match ctx.client().create(&path, &[], CreateMode::Ephemeral).await {
-                Ok((p, stat)) => return Ok(PlainGuard::new(ctx, p, stat.czxid)),
-                Err(ZkError::NoNode) => create_all(ctx, &self.dir).await?,
-                Err(ZkError::NodeExists) => {
-                    let (stat, watch) = ctx.retry(|| ctx.client().exists_watch(&path)).await?;
-                    if stat.is_some() && watch_or_session(watch, &mut states).await == Woken::SessionLost {
-                        return Err(RecipeError::SessionLost);
-                    }
-                }
-                Err(e) if e.is_ambiguous() => ctx.runtime().sleep(Duration::from_millis(50)).await,
-                Err(e) => return Err(RecipeError::from_zk(e)),
-            }
-        }
+    pub async fn release(self) -> RecipeResult<Released> {
+        Ok(self.inner.release_and_wait().await)
     }
 }

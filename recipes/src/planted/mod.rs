@@ -4,7 +4,9 @@
 //! Each type here reproduces one class of real recipe bug from
 //! `docs/bug-catalogue.md` (Curator, Kazoo, ZooKeeper contrib), as its own
 //! named type beside the correct recipe — never a flag inside the correct
-//! code. A scenario selects one with `workload.variant = "TypeName"`
+//! code. The lock family (and the semaphore) are the correct recipe with
+//! one of its [`crate::lock::Steps`] replaced (`lock.rs`); the others still
+//! reimplement the broken operation beside the correct one. A scenario selects one with `workload.variant = "TypeName"`
 //! (`scenarios/planted/*.toml`, hunted by `zkdst bench bugs`); the
 //! planted-bug tests (`scenarios/tests/planted.rs`) run each against the simulated ensemble with the fault that triggers it
 //! and require the checkers to report the violation, while the correct
@@ -26,7 +28,7 @@
 //! | [`LostItemQueue`] | lost item | kazoo `Queue.get`, Curator `SimpleDistributedQueue.take` |
 //! | [`DuplicateItemQueue`] | duplicate item (also: the queue that retries enqueue blindly) | the seeds' warning |
 //! | [`DoubleIncrementCounter`] | double increment | kazoo `Counter`, Curator `DistributedAtomicLong` |
-//! | [`HerdLock`] | herd effect (the seeds' simple lock) | the seeds' simple lock |
+//! | [`HerdLock`] | herd effect (every waiter watches the holder) | the recipes page's simple lock |
 //! | [`NoAbdicationElection`] | suspended ignored, by a leader | Curator TN10, kazoo `Election.run` |
 //! | [`PredecessorGoneElection`] | predecessor gone taken for leadership | the ZooKeeper recipe's warning |
 
@@ -36,15 +38,14 @@ mod leader;
 mod lock;
 mod membership;
 mod queue;
-mod semaphore;
 
 pub use counter::DoubleIncrementCounter;
 pub use election::ResetLivelockLatch;
 pub use leader::{NoAbdicationElection, PredecessorGoneElection};
 pub use lock::{
-    CancellationLeakLock, DeleteUnderDisconnectLock, HerdLock, LeakyReleaseGuard, LostWatchLock, PlainGuard,
-    StaleSessionLock, UnfencedGuard, UnfencedLock, UnprotectedCreateLock,
+    AdoptAnySession, BlindCreate, CancellationLeakLock, DeleteUnderDisconnectLock, ForgetWatchOnDisconnect, HerdLock,
+    LeakedLeaseSemaphore, LostWatchLock, NoOrphanCleanup, OneDelete, StaleSessionLock, UnfencedGuard, UnfencedLock,
+    UnprotectedCreateLock, WatchTheHolder,
 };
 pub use membership::SuspendedIgnoredMember;
 pub use queue::{DuplicateItemQueue, DuplicateProcessingQueue, LockingQueueRace, LostItemQueue, PlainClaim};
-pub use semaphore::LeakedLeaseSemaphore;

@@ -352,6 +352,11 @@ impl Scenario {
                 message: inner.message().trim().to_string(),
             }
         })?;
+        if !names_checkers(text) {
+            // The checkers that judge what the recipe promises.
+            let promised = crate::registry::entry(s.workload.recipe).checkers;
+            s.check.checkers = promised.iter().map(|c| c.to_string()).collect();
+        }
         s.validate(file)?;
         for c in ALWAYS_CHECKED {
             if !s.check.checkers.iter().any(|x| x == c) {
@@ -400,6 +405,14 @@ pub fn short_hash(bytes: &[u8]) -> String {
 /// The scenario files shipped in `scenarios/` (next to this crate).
 pub fn shipped_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Whether scenario text (already parsed once) names its checkers.
+fn names_checkers(text: &str) -> bool {
+    text.parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("check")?.get("checkers").cloned())
+        .is_some()
 }
 
 /// Every shipped scenario file, sorted by name (the regression seeds'

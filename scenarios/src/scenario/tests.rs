@@ -100,3 +100,21 @@ fn expected_minimums_name_known_counters() {
         "{t}"
     );
 }
+
+#[test]
+fn a_scenario_without_checkers_is_judged_by_its_recipes_promises() {
+    let s = Scenario::parse("name = \"x\"\n[workload]\nrecipe = \"semaphore\"\n", "x.toml").unwrap();
+    assert_eq!(s.check.checkers, ["semaphore", "liveness", "replicas"]);
+    let s = Scenario::parse(
+        "name = \"x\"\n[workload]\nrecipe = \"lock\"\n[check]\nmin_progress = 2\n",
+        "x.toml",
+    )
+    .unwrap();
+    assert_eq!(s.check.checkers, ["mutex", "fencing", "liveness", "replicas"]);
+    let s = Scenario::parse(
+        "name = \"x\"\n[workload]\nrecipe = \"lock\"\n[check]\ncheckers = [\"mutex\"]\n",
+        "x.toml",
+    )
+    .unwrap();
+    assert_eq!(s.check.checkers, ["mutex", "replicas"]);
+}

@@ -12,31 +12,36 @@ use zkdst_recipes::lock::RwLock;
 use zkdst_recipes::zk::ZkClient;
 use zkdst_recipes::RecipeResult;
 
-use super::lock_variants::{AnyGuard, AnyLock, AnySemaphore};
+use super::contend::{Contend, Held};
 use super::new_session::{hold_unless_disconnected, reacquire_on_new_session};
-use super::Env;
+use super::{Env, SimCtx};
 use crate::scenario::OnDisconnect;
 
 pub(crate) const LOCK: &str = "/locks/l";
 pub(crate) const RW: &str = "/locks/rw";
 pub(crate) const SEM: &str = "/semaphores/s";
 
-pub async fn lock(mut env: Env) {
+/// Makes a client's lock object on a session (the client's id names it
+/// across sessions for the planted lock that needs a name).
+pub type MakeLock<L> = fn(SimCtx, u32) -> L;
+
+/// The exclusive-lock client, over the lock `make` builds.
+pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
     let w = &env.scenario.workload;
-    let (variant, timeout) = (w.variant, w.acquire_timeout_ms.map(Duration::from_millis));
+    let timeout = w.acquire_timeout_ms.map(Duration::from_millis);
     let new_session = w.on_disconnect == OnDisconnect::NewSession;
     let heal = env.stop - Duration::from_secs(w.liveness_s);
     // An acquire started on a fresh session after a disconnect (new-session).
-    let mut carried: Option<(OpId, RecipeResult<Option<AnyGuard>>)> = None;
+    let mut carried: Option<(OpId, RecipeResult<Option<L::Held>>)> = None;
     // One lock object per session, kept across acquires as an application
     // keeps it.
-    let mut lock = AnyLock::new(variant, ctx.clone(), LOCK, env.id);
+    let mut lock = make(ctx.clone(), env.id);
     while env.running() {
         if zk.state().is_terminal() {
             env.renew(&mut zk, &mut ctx);
-            lock = AnyLock::new(variant, ctx.clone(), LOCK, env.id);
+            lock = make(ctx.clone(), env.id);
         }
         if carried.is_none() && zk.session_id() == 0 {
             // Record acquires with their session: a hold abandoned (new
@@ -91,7 +96,7 @@ pub async fn lock(mut env: Env) {
                     }
                 }
                 if dropped {
-                    carried = reacquire_on_new_session(&mut env, &mut zk, &mut ctx, guard, variant).await;
+                    carried = reacquire_on_new_session(&mut env, &mut zk, &mut ctx, guard, make).await;
                     continue;
                 }
                 let rid = env.invoke(Some(&zk), Op::Release { lock: LOCK.into() });
@@ -151,25 +156,31 @@ pub async fn rwlock(mut env: Env) {
     }
 }
 
-pub async fn semaphore(mut env: Env) {
+/// Makes a client's semaphore on a session, with the scenario's permits.
+pub type MakeSemaphore<L> = fn(SimCtx, u32) -> RecipeResult<L>;
+
+/// The semaphore client, over the semaphore `make` builds.
+pub async fn semaphore<L: Contend>(mut env: Env, make: MakeSemaphore<L>) {
     let permits = env.scenario.workload.permits;
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
-    let variant = env.scenario.workload.variant;
-    let Ok(mut sem) = AnySemaphore::new(variant, ctx.clone(), SEM, permits) else {
+    let Ok(mut sem) = make(ctx.clone(), permits) else {
         return;
     };
     while env.running() {
         if zk.state().is_terminal() {
             env.renew(&mut zk, &mut ctx);
-            sem = match AnySemaphore::new(variant, ctx.clone(), SEM, permits) {
+            sem = match make(ctx.clone(), permits) {
                 Ok(s) => s,
                 Err(_) => return,
             };
         }
         let id = env.invoke(Some(&zk), Op::Acquired { semaphore: SEM.into() });
-        let limit = env.patience();
-        match sem.acquire_within(limit).await {
+        let acquired = match env.patience() {
+            Some(limit) => sem.try_acquire_for(limit).await,
+            None => sem.acquire().await.map(Some),
+        };
+        match acquired {
             Ok(None) => env.gave_up(id),
             Ok(Some(lease)) => {
                 env.ok(id, Value::Token { token: lease.token() });

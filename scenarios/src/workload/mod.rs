@@ -2,18 +2,18 @@
 //! nodes (so a paused or partitioned client really stops) and record
 //! recipe-level operations in the history for the checkers.
 
-mod barrier;
-mod election;
-mod ensemble;
-mod lock_variants;
-mod locks;
-mod misc;
+pub(crate) mod barrier;
+mod contend;
+pub(crate) mod election;
+pub(crate) mod ensemble;
+pub(crate) mod locks;
+pub(crate) mod misc;
 mod misc_variants;
 mod new_session;
 mod partitioner;
-mod queue;
+pub(crate) mod queue;
 mod queue_variants;
-mod revocable;
+pub(crate) mod revocable;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -33,7 +33,7 @@ use zkdst_sim::recorder::Recorder;
 use zkdst_sim::runtime::SimRuntime;
 
 use crate::nemesis::ClientRegistry;
-use crate::scenario::{Recipe, Scenario};
+use crate::scenario::Scenario;
 use crate::streams::stream;
 
 pub type SimCtx = Ctx<SimClient, SimRuntime>;
@@ -272,20 +272,6 @@ impl Env {
     }
 }
 
-/// The directories a recipe's workload keeps its nodes in (what the
-/// `delete-recipe-dir` fault deletes when empty).
-pub fn recipe_dirs(recipe: Recipe) -> &'static [&'static str] {
-    match recipe {
-        Recipe::Lock => &[locks::LOCK],
-        Recipe::Rwlock => &[locks::RW],
-        Recipe::Semaphore => &[locks::SEM],
-        Recipe::RevocableLock => &[revocable::DIR],
-        Recipe::Election | Recipe::LeaderLatch => &[election::ELECTION],
-        Recipe::Queue | Recipe::PriorityQueue => &[queue::Q],
-        _ => &[],
-    }
-}
-
 /// Starts the workload's clients; returns their tasks.
 #[allow(clippy::too_many_arguments)]
 pub fn spawn(
@@ -316,27 +302,8 @@ pub fn spawn(
             unsessioned: Mutex::default(),
         };
         let node = c.client_node(id);
-        let recipe = scenario.workload.recipe;
-        out.push(node.spawn(async move { run_client(recipe, env).await }));
+        let client = crate::registry::client(scenario.workload.recipe, scenario.workload.variant);
+        out.push(node.spawn(client(env)));
     }
     out
-}
-
-async fn run_client(recipe: Recipe, env: Env) {
-    match recipe {
-        Recipe::Ensemble => ensemble::client(env).await,
-        Recipe::Lock => locks::lock(env).await,
-        Recipe::Rwlock => locks::rwlock(env).await,
-        Recipe::RevocableLock => revocable::client(env).await,
-        Recipe::Semaphore => locks::semaphore(env).await,
-        Recipe::Queue | Recipe::PriorityQueue => queue::client(env, recipe == Recipe::PriorityQueue).await,
-        Recipe::Election => election::election(env).await,
-        Recipe::LeaderLatch => election::leader_latch(env).await,
-        Recipe::Barrier => barrier::single(env).await,
-        Recipe::DoubleBarrier => barrier::double(env).await,
-        Recipe::Counter => misc::counter(env).await,
-        Recipe::Membership => misc::membership(env).await,
-        Recipe::Config => misc::config(env).await,
-        Recipe::TwoPhaseCommit => misc::two_phase(env).await,
-    }
 }

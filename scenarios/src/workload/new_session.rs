@@ -12,11 +12,11 @@ use zkdst_recipes::zk::{SessionState, StateWatch, ZkClient};
 use zkdst_recipes::RecipeResult;
 use zkdst_sim::client::SimClient;
 
-use super::lock_variants::{AnyGuard, AnyLock};
+use super::contend::Contend;
+use super::locks::MakeLock;
 use super::{Env, SimCtx};
-use crate::variant::Variant;
 
-const LOCK: &str = "/locks/l";
+use super::locks::LOCK;
 
 /// Holds for one hold time; true if the connection dropped meanwhile.
 pub async fn hold_unless_disconnected(env: &mut Env, states: &mut StateWatch) -> bool {
@@ -37,13 +37,13 @@ pub async fn hold_unless_disconnected(env: &mut Env, states: &mut StateWatch) ->
 /// guard to a task that closes them a second later, and starts the next
 /// acquire on the new session (recorded; its result is carried into the
 /// workload loop).
-pub async fn reacquire_on_new_session(
+pub async fn reacquire_on_new_session<L: Contend>(
     env: &mut Env,
     zk: &mut SimClient,
     ctx: &mut SimCtx,
-    guard: AnyGuard,
-    variant: Option<Variant>,
-) -> Option<(OpId, RecipeResult<Option<AnyGuard>>)> {
+    guard: L::Held,
+    make: MakeLock<L>,
+) -> Option<(OpId, RecipeResult<Option<L::Held>>)> {
     let old = zk.clone();
     *zk = env.connect();
     *ctx = ctx.with_client(zk.clone());
@@ -55,7 +55,7 @@ pub async fn reacquire_on_new_session(
     if !zk.wait_connected(Duration::from_secs(30)).await || !env.running() {
         return None;
     }
-    let lock = AnyLock::new(variant, ctx.clone(), LOCK, env.id);
+    let lock = make(ctx.clone(), env.id);
     let id = env.invoke(
         Some(zk),
         Op::Acquire {

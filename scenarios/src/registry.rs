@@ -1,0 +1,275 @@
+//! Every recipe the harness drives, registered once: its workload client,
+//! the checkers that judge what it promises (a scenario that names none
+//! gets these), the directories its nodes live in, and its planted
+//! variants with their bug class. Adding a recipe is one entry here (and
+//! its `Recipe` word); adding a planted variant is one line in its
+//! recipe's entry (and its `Variant` word).
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use zkdst_recipes::lock::Lock;
+use zkdst_recipes::planted::{
+    AdoptAnySession, BlindCreate, ForgetWatchOnDisconnect, NoOrphanCleanup, OneDelete, UnfencedLock, WatchTheHolder,
+};
+use zkdst_recipes::semaphore::Semaphore;
+
+use crate::scenario::{Consumer, Recipe};
+use crate::variant::Variant;
+use crate::workload::{self as w, Env};
+
+/// A workload client: one per simulated client node.
+pub type Client = fn(Env) -> BoxFuture<'static, ()>;
+
+/// One recipe, as the harness knows it.
+pub struct Entry {
+    pub recipe: Recipe,
+    /// The correct recipe's client.
+    pub client: Client,
+    /// The checkers that judge its promises.
+    pub checkers: &'static [&'static str],
+    /// Where its workload keeps its nodes (what `delete-recipe-dir` deletes).
+    pub dirs: &'static [&'static str],
+    pub planted: &'static [Planted],
+}
+
+/// A deliberately broken variant of a recipe (`recipes/src/planted/`).
+pub struct Planted {
+    pub variant: Variant,
+    /// The bug class of `docs/bug-catalogue.md`.
+    pub class: &'static str,
+    /// The queue consumer it replaces, if it replaces one.
+    pub consumer: Option<Consumer>,
+    /// The client running it.
+    pub client: Client,
+}
+
+const HOLDS: &[&str] = &["mutex", "fencing", "liveness"];
+
+const fn planted(variant: Variant, class: &'static str, client: Client) -> Planted {
+    Planted {
+        variant,
+        class,
+        consumer: None,
+        client,
+    }
+}
+
+/// The registry.
+pub static RECIPES: &[Entry] = &[
+    Entry {
+        recipe: Recipe::Ensemble,
+        client: |e| w::ensemble::client(e).boxed(),
+        checkers: &["zk-consistency"],
+        dirs: &[],
+        planted: &[],
+    },
+    Entry {
+        recipe: Recipe::Lock,
+        client: |e| w::locks::lock(e, |c, _| Lock::new(c, w::locks::LOCK)).boxed(),
+        checkers: HOLDS,
+        dirs: &[w::locks::LOCK],
+        planted: &[
+            planted(Variant::UnprotectedCreateLock, "unprotected create", |e| {
+                w::locks::lock(e, |c, _| Lock::with_steps(c, w::locks::LOCK, BlindCreate)).boxed()
+            }),
+            planted(Variant::StaleSessionLock, "stale-session adoption", |e| {
+                let adopt = |c, id| Lock::with_steps(c, w::locks::LOCK, AdoptAnySession { owner: u64::from(id) });
+                w::locks::lock(e, adopt).boxed()
+            }),
+            planted(Variant::UnfencedLock, "expired but still acting", |e| {
+                w::locks::lock(e, |c, _| UnfencedLock::new(c, w::locks::LOCK)).boxed()
+            }),
+            planted(Variant::CancellationLeakLock, "cancellation leak", |e| {
+                w::locks::lock(e, |c, _| Lock::with_steps(c, w::locks::LOCK, NoOrphanCleanup)).boxed()
+            }),
+            planted(Variant::DeleteUnderDisconnectLock, "delete under disconnect", |e| {
+                w::locks::lock(e, |c, _| Lock::with_steps(c, w::locks::LOCK, OneDelete)).boxed()
+            }),
+            planted(Variant::LostWatchLock, "lost watch on reconnect", |e| {
+                w::locks::lock(e, |c, _| Lock::with_steps(c, w::locks::LOCK, ForgetWatchOnDisconnect)).boxed()
+            }),
+            planted(Variant::HerdLock, "herd effect", |e| {
+                w::locks::lock(e, |c, _| Lock::with_steps(c, w::locks::LOCK, WatchTheHolder)).boxed()
+            }),
+        ],
+    },
+    Entry {
+        recipe: Recipe::Rwlock,
+        client: |e| w::locks::rwlock(e).boxed(),
+        checkers: HOLDS,
+        dirs: &[w::locks::RW],
+        planted: &[],
+    },
+    Entry {
+        recipe: Recipe::RevocableLock,
+        client: |e| w::revocable::client(e).boxed(),
+        checkers: HOLDS,
+        dirs: &[w::revocable::DIR],
+        planted: &[],
+    },
+    Entry {
+        recipe: Recipe::Semaphore,
+        client: |e| w::locks::semaphore(e, |c, p| Semaphore::new(c, w::locks::SEM, p)).boxed(),
+        checkers: &["semaphore", "liveness"],
+        dirs: &[w::locks::SEM],
+        planted: &[planted(Variant::LeakedLeaseSemaphore, "leaked lease", |e| {
+            let leaky = |c, p| Ok(Semaphore::with_steps(c, w::locks::SEM, p, BlindCreate));
+            w::locks::semaphore(e, leaky).boxed()
+        })],
+    },
+    Entry {
+        recipe: Recipe::Queue,
+        client: |e| w::queue::client(e, false).boxed(),
+        checkers: &["queue", "liveness"],
+        dirs: &[w::queue::Q],
+        planted: &[
+            Planted {
+                consumer: Some(Consumer::AtLeastOnce),
+                ..planted(Variant::LockingQueueRace, "locking-queue race", |e| {
+                    w::queue::client(e, false).boxed()
+                })
+            },
+            Planted {
+                consumer: Some(Consumer::AtMostOnce),
+                ..planted(Variant::DuplicateProcessingQueue, "duplicate processing", |e| {
+                    w::queue::client(e, false).boxed()
+                })
+            },
+            Planted {
+                consumer: Some(Consumer::AtMostOnce),
+                ..planted(Variant::LostItemQueue, "lost item", |e| {
+                    w::queue::client(e, false).boxed()
+                })
+            },
+            planted(Variant::DuplicateItemQueue, "duplicate item", |e| {
+                w::queue::client(e, false).boxed()
+            }),
+        ],
+    },
+    Entry {
+        recipe: Recipe::PriorityQueue,
+        client: |e| w::queue::client(e, true).boxed(),
+        checkers: &["queue", "liveness"],
+        dirs: &[w::queue::Q],
+        planted: &[],
+    },
+    Entry {
+        recipe: Recipe::Election,
+        client: |e| w::election::election(e).boxed(),
+        checkers: &["election", "liveness"],
+        dirs: &[w::election::ELECTION],
+        planted: &[
+            planted(Variant::NoAbdicationElection, "suspended ignored by a leader", |e| {
+                w::election::election(e).boxed()
+            }),
+            planted(
+                Variant::PredecessorGoneElection,
+                "predecessor gone taken for leadership",
+                |e| w::election::election(e).boxed(),
+            ),
+        ],
+    },
+    Entry {
+        recipe: Recipe::LeaderLatch,
+        client: |e| w::election::leader_latch(e).boxed(),
+        checkers: &["election", "liveness"],
+        dirs: &[w::election::ELECTION],
+        planted: &[planted(Variant::ResetLivelockLatch, "reset livelock", |e| {
+            w::election::leader_latch(e).boxed()
+        })],
+    },
+    Entry {
+        recipe: Recipe::Barrier,
+        client: |e| w::barrier::single(e).boxed(),
+        checkers: &["barrier", "liveness"],
+        dirs: &[],
+        planted: &[],
+    },
+    Entry {
+        recipe: Recipe::DoubleBarrier,
+        client: |e| w::barrier::double(e).boxed(),
+        checkers: &["double-barrier", "liveness"],
+        dirs: &[],
+        planted: &[],
+    },
+    Entry {
+        recipe: Recipe::Counter,
+        client: |e| w::misc::counter(e).boxed(),
+        checkers: &["counter"],
+        dirs: &[],
+        planted: &[planted(Variant::DoubleIncrementCounter, "double increment", |e| {
+            w::misc::counter(e).boxed()
+        })],
+    },
+    Entry {
+        recipe: Recipe::Membership,
+        client: |e| w::misc::membership(e).boxed(),
+        checkers: &["membership"],
+        dirs: &[],
+        planted: &[planted(Variant::SuspendedIgnoredMember, "suspended ignored", |e| {
+            w::misc::membership(e).boxed()
+        })],
+    },
+    Entry {
+        recipe: Recipe::Config,
+        client: |e| w::misc::config(e).boxed(),
+        checkers: &["config"],
+        dirs: &[],
+        planted: &[],
+    },
+    Entry {
+        recipe: Recipe::TwoPhaseCommit,
+        client: |e| w::misc::two_phase(e).boxed(),
+        checkers: &["two-phase-commit"],
+        dirs: &[],
+        planted: &[],
+    },
+];
+
+/// A recipe's entry.
+pub fn entry(recipe: Recipe) -> &'static Entry {
+    RECIPES
+        .iter()
+        .find(|e| e.recipe == recipe)
+        .unwrap_or_else(|| unreachable!("every recipe is registered (tested): {recipe}"))
+}
+
+/// A planted variant's entry, and its recipe's.
+pub fn planted_entry(variant: Variant) -> (&'static Entry, &'static Planted) {
+    RECIPES
+        .iter()
+        .find_map(|e| e.planted.iter().find(|p| p.variant == variant).map(|p| (e, p)))
+        .unwrap_or_else(|| unreachable!("every variant is registered (tested): {variant}"))
+}
+
+/// The client a scenario's workload runs: its variant's, or its recipe's.
+pub fn client(recipe: Recipe, variant: Option<Variant>) -> Client {
+    match variant {
+        Some(v) => planted_entry(v).1.client,
+        None => entry(recipe).client,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_recipe_and_variant_is_registered_once() {
+        for r in Recipe::ALL {
+            assert_eq!(RECIPES.iter().filter(|e| e.recipe == *r).count(), 1, "{r}");
+        }
+        for v in Variant::ALL {
+            let n: usize = RECIPES
+                .iter()
+                .map(|e| e.planted.iter().filter(|p| p.variant == *v).count())
+                .sum();
+            assert_eq!(n, 1, "{v}");
+        }
+        for e in RECIPES {
+            for c in e.checkers {
+                assert!(zkdst_checker::properties::lookup(c).is_ok(), "{}: {c}", e.recipe);
+            }
+        }
+    }
+}

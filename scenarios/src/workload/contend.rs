@@ -1,0 +1,118 @@
+//! The exclusive lock and the semaphore as their workloads drive them: any
+//! type that queues for a hold (the correct recipe, or the same recipe with
+//! one planted step), so that a planted scenario and its correct twin run
+//! the very same workload code.
+
+use std::future::Future;
+use std::time::Duration;
+
+use zkdst_checker::history::{Op, Value};
+use zkdst_recipes::lock::{Lock, LockGuard, Steps};
+use zkdst_recipes::planted::{UnfencedGuard, UnfencedLock};
+use zkdst_recipes::semaphore::Semaphore;
+use zkdst_recipes::{RecipeError, RecipeResult};
+use zkdst_sim::client::SimClient;
+use zkdst_sim::runtime::SimRuntime;
+
+use super::Env;
+
+type R = SimRuntime;
+
+/// A recipe a client queues in for a hold (a lock, a semaphore lease).
+pub trait Contend: Send + Sync + 'static {
+    type Held: Held;
+    fn acquire(&self) -> impl Future<Output = RecipeResult<Self::Held>> + Send;
+    /// Gives up after `limit` (`Ok(None)`): the acquire is cancelled.
+    fn try_acquire_for(&self, limit: Duration) -> impl Future<Output = RecipeResult<Option<Self::Held>>> + Send;
+}
+
+/// A hold as the workload uses it.
+pub trait Held: Send + 'static {
+    /// The fencing token (for an unfenced hold: the node's czxid, which
+    /// only the history sees).
+    fn token(&self) -> i64;
+    /// The resource gets a token it can check.
+    fn fenced(&self) -> bool {
+        true
+    }
+    /// The hold is known lost.
+    fn is_lost(&self) -> bool;
+    fn release(self) -> impl Future<Output = Result<(), RecipeError>> + Send;
+}
+
+impl<S: Steps> Contend for Lock<SimClient, R, S> {
+    type Held = LockGuard<SimClient, R, S>;
+    async fn acquire(&self) -> RecipeResult<Self::Held> {
+        Lock::acquire(self).await
+    }
+    async fn try_acquire_for(&self, limit: Duration) -> RecipeResult<Option<Self::Held>> {
+        Lock::try_acquire_for(self, limit).await
+    }
+}
+
+impl<S: Steps> Contend for Semaphore<SimClient, R, S> {
+    type Held = LockGuard<SimClient, R, S>;
+    async fn acquire(&self) -> RecipeResult<Self::Held> {
+        Semaphore::acquire(self).await
+    }
+    async fn try_acquire_for(&self, limit: Duration) -> RecipeResult<Option<Self::Held>> {
+        Semaphore::try_acquire_for(self, limit).await
+    }
+}
+
+impl Contend for UnfencedLock<SimClient, R> {
+    type Held = UnfencedGuard<SimClient, R>;
+    async fn acquire(&self) -> RecipeResult<Self::Held> {
+        UnfencedLock::acquire(self).await
+    }
+    async fn try_acquire_for(&self, limit: Duration) -> RecipeResult<Option<Self::Held>> {
+        UnfencedLock::try_acquire_for(self, limit).await
+    }
+}
+
+impl<S: Steps> Held for LockGuard<SimClient, R, S> {
+    fn token(&self) -> i64 {
+        LockGuard::token(self)
+    }
+    fn is_lost(&self) -> bool {
+        LockGuard::is_lost(self)
+    }
+    async fn release(self) -> Result<(), RecipeError> {
+        LockGuard::release(self).await.map(|_| ())
+    }
+}
+
+/// The application that misuses the lock never checks its hold either.
+impl Held for UnfencedGuard<SimClient, R> {
+    fn token(&self) -> i64 {
+        self.czxid_for_history()
+    }
+    fn fenced(&self) -> bool {
+        false
+    }
+    fn is_lost(&self) -> bool {
+        false
+    }
+    async fn release(self) -> Result<(), RecipeError> {
+        UnfencedGuard::release(self).await.map(|_| ())
+    }
+}
+
+impl Env {
+    /// A write to the protected resource without a checkable token (the
+    /// resource accepts it); the history records `token` so the fencing
+    /// checker can order the writes.
+    pub async fn unfenced_write(&mut self, zk: &SimClient, resource: &str, token: i64) {
+        let id = self.invoke(
+            Some(zk),
+            Op::FencedWrite {
+                resource: resource.to_string(),
+                token,
+            },
+        );
+        let ms = self.between([1, 3]);
+        madsim::time::sleep(Duration::from_millis(ms)).await;
+        self.ops -= 1; // resource writes do not count against the workload size
+        self.ok(id, Value::Unit);
+    }
+}
