@@ -6,7 +6,7 @@
 //! connection; `jute.maxbuffer` defaults to 0xfffff (1,048,575) bytes. No
 //! slack is added to the frame bound because the server adds none there; the
 //! 1024-byte slack of jute's `checkLength` applies to fields inside a record
-//! (see [`crate::primitives::DEFAULT_MAX_FIELD`]).
+//! (see [`Limits::max_field`]).
 //!
 //! Before a connection's first packet the server also accepts four-letter
 //! words (`ruok`, `isro`, ...) in place of a length; [`four_letter_word`]

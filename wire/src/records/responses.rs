@@ -2,7 +2,8 @@
 //! Single-field responses (`CreateResponse`, `ExistsResponse`,
 //! `SetDataResponse`, `SetACLResponse`, `GetChildrenResponse`,
 //! `SyncResponse`, `GetEphemeralsResponse`, `GetAllChildrenNumberResponse`,
-//! `SetSASLResponse`) are read inline by [`crate::response`].
+//! `SetSASLResponse`) have no record here: the reply decoder reads their one
+//! field inline into a `Response` variant.
 
 use crate::error::WireError;
 use crate::primitives::{Reader, Record, Writer};
