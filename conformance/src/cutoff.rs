@@ -1,8 +1,9 @@
 //! Session faults as generated steps: a client cut off from the servers
 //! (and let back), a session expired by the server. The executor drives
-//! them through [`SessionFaults`], implemented over the fault proxy on the
-//! real server ([`crate::real`]) and over the simulator's fault primitives
-//! ([`crate::sim`]).
+//! them through [`SessionFaults`], which each backend implements with its
+//! own faults: `real_cutoff::ProxyFaults` over the fault proxy in front of
+//! the real server, `sim_cutoff::SimFaults` over the simulator's fault
+//! primitives.
 //!
 //! The executor waits for the client-visible effect of each fault (its
 //! session state) with bounded loops of short sleeps, so the backends'

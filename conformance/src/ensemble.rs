@@ -1,7 +1,7 @@
 //! Differential runs on a three-server ensemble: the real one
 //! ([`crate::RealEnsemble`]) and the simulated one, with each session
-//! pinned to one server — client `i` to the `i`-th of the members listed
-//! leader first, then the followers (by id on both sides) — so that
+//! pinned to one server ([`crate::pinning`]: client `i` to the `i`-th of
+//! the members listed leader first, then the followers) so that
 //! sessions on different servers see each other's writes through the
 //! atomic broadcast, watches fire on followers, and reads may be stale.
 //!
@@ -20,6 +20,7 @@ use zkdst_recipes::zk::{CreateMode, ZkClient, ZkError};
 use crate::cutoff::NoFaults;
 use crate::exec::{run_sequence, ExecOptions, Trace};
 use crate::ops::{GenConfig, Step};
+use crate::pinning::{leader_first, pinned_member};
 use crate::real::{connect_clients, delete_tree};
 use crate::server::RealEnsemble;
 
@@ -38,13 +39,13 @@ pub fn ensemble_gen() -> GenConfig {
 /// index. `None` without a leader.
 pub fn members_leader_first(ensemble: &RealEnsemble) -> Option<Vec<String>> {
     let leader = ensemble.leader()?;
-    let mut order = vec![leader];
-    order.extend((0..ensemble.len()).filter(|i| *i != leader));
+    let order = leader_first(leader, 0..ensemble.len());
     Some(order.into_iter().map(|i| ensemble.addr(i).to_string()).collect())
 }
 
-/// Clears and creates `root` (through the first member), connects client
-/// `i` to `members[i % len]` only, runs `steps`, and closes every session.
+/// Clears and creates `root` (through the first member), connects each
+/// client to its [`pinned_member`] of `members` only, runs `steps`, and
+/// closes every session.
 pub async fn run_real_pinned(
     members: &[String],
     root: &str,
@@ -65,7 +66,7 @@ pub async fn run_real_pinned(
     created?;
     let mut sessions = Vec::with_capacity(clients);
     for i in 0..clients {
-        let member = &members[i % members.len()];
+        let member = pinned_member(members, i);
         sessions.extend(connect_clients(member, 1, Duration::from_secs(6)).await?);
     }
     let trace = run_sequence(&sessions, root, steps, tokio::time::sleep, options, &mut NoFaults).await;

@@ -8,9 +8,10 @@
 //!   generator.
 //! - [`faults`]: fault scenarios over any client, run on both backends.
 //! - [`cutoff`]: session faults as steps (a client cut off and let back,
-//!   a session expired), over either backend.
+//!   a session expired), over either backend: [`real_cutoff`] through the
+//!   fault proxy, [`sim_cutoff`] with the simulator's own faults.
 //! - [`ensemble`]: differential runs on three servers, sessions pinned to
-//!   different members, reads after `sync`.
+//!   different members ([`pinning`]), reads after `sync`.
 //! - [`exec`]: runs a sequence on any `ZkClient` and records a [`Trace`].
 //! - [`normalize`]: removes what legitimately differs between runs, and
 //!   [`compare`]s two traces.
@@ -25,6 +26,7 @@ pub mod exec;
 pub mod faults;
 pub mod normalize;
 pub mod ops;
+pub mod pinning;
 pub mod proxy;
 pub mod real;
 pub mod real_cutoff;

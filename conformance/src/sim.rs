@@ -15,6 +15,7 @@ use zkdst_sim::zab::ServerId;
 
 use crate::exec::{run_sequence, ExecOptions, Trace};
 use crate::ops::Step;
+use crate::pinning::{leader_first, pinned_member};
 use crate::sim_cutoff::SimFaults;
 
 /// Settings of the simulated ensemble, mirroring a [`crate::ServerOptions`].
@@ -28,9 +29,8 @@ pub struct SimOptions {
     pub session_timeout_ms: i32,
     /// Virtual-time bound of a run.
     pub time_limit: Duration,
-    /// Each client connects to one server only: client `i` to the `i`-th
-    /// (mod the ensemble size) of the servers listed leader first, then
-    /// followers by id — as [`crate::ensemble`] pins real clients.
+    /// Each client connects to one server only, the one [`crate::pinning`]
+    /// gives it (as the real ensemble runs pin theirs).
     pub pinned: bool,
 }
 
@@ -165,11 +165,10 @@ async fn connect(cluster: &mut Cluster, n: usize, options: &SimOptions) -> Resul
         return connect_sim_clients(cluster, n, options.session_timeout_ms).await;
     }
     let leader = cluster.leader().ok_or(SimRunError::NoLeader)?;
-    let mut order = vec![leader];
-    order.extend(cluster.server_ids().into_iter().filter(|s| *s != leader));
+    let order = leader_first(leader, cluster.server_ids());
     let mut clients = Vec::with_capacity(n);
     for i in 0..n {
-        let server = order[i % order.len()];
+        let server = *pinned_member(&order, i);
         clients.push(connect_sim_client_to(cluster, i as u32, server, options.session_timeout_ms).await?);
     }
     Ok(clients)
