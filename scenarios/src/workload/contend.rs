@@ -14,9 +14,13 @@ use zkdst_recipes::{RecipeError, RecipeResult};
 use zkdst_sim::client::SimClient;
 use zkdst_sim::runtime::SimRuntime;
 
-use super::Env;
+use super::{Env, SimCtx};
 
 type R = SimRuntime;
+
+/// Makes a client's lock object on a session (the client's id names it
+/// across sessions for the planted lock that needs a name).
+pub type MakeLock<L> = fn(SimCtx, u32) -> L;
 
 /// A recipe a client queues in for a hold (a lock, a semaphore lease).
 pub trait Contend: Send + Sync + 'static {

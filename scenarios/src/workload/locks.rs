@@ -12,7 +12,7 @@ use zkdst_recipes::lock::RwLock;
 use zkdst_recipes::zk::ZkClient;
 use zkdst_recipes::RecipeResult;
 
-use super::contend::{Contend, Held};
+use super::contend::{Contend, Held, MakeLock};
 use super::new_session::{hold_unless_disconnected, reacquire_on_new_session};
 use super::{Env, SimCtx};
 use crate::scenario::OnDisconnect;
@@ -20,10 +20,6 @@ use crate::scenario::OnDisconnect;
 pub(crate) const LOCK: &str = "/locks/l";
 pub(crate) const RW: &str = "/locks/rw";
 pub(crate) const SEM: &str = "/semaphores/s";
-
-/// Makes a client's lock object on a session (the client's id names it
-/// across sessions for the planted lock that needs a name).
-pub type MakeLock<L> = fn(SimCtx, u32) -> L;
 
 /// The exclusive-lock client, over the lock `make` builds.
 pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
@@ -96,7 +92,7 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
                     }
                 }
                 if dropped {
-                    carried = reacquire_on_new_session(&mut env, &mut zk, &mut ctx, guard, make).await;
+                    carried = reacquire_on_new_session(&mut env, &mut zk, &mut ctx, guard, make, LOCK).await;
                     continue;
                 }
                 let rid = env.invoke(Some(&zk), Op::Release { lock: LOCK.into() });

@@ -12,11 +12,8 @@ use zkdst_recipes::zk::{SessionState, StateWatch, ZkClient};
 use zkdst_recipes::RecipeResult;
 use zkdst_sim::client::SimClient;
 
-use super::contend::Contend;
-use super::locks::MakeLock;
+use super::contend::{Contend, MakeLock};
 use super::{Env, SimCtx};
-
-use super::locks::LOCK;
 
 /// Holds for one hold time; true if the connection dropped meanwhile.
 pub async fn hold_unless_disconnected(env: &mut Env, states: &mut StateWatch) -> bool {
@@ -43,6 +40,7 @@ pub async fn reacquire_on_new_session<L: Contend>(
     ctx: &mut SimCtx,
     guard: L::Held,
     make: MakeLock<L>,
+    dir: &str,
 ) -> Option<(OpId, RecipeResult<Option<L::Held>>)> {
     let old = zk.clone();
     *zk = env.connect();
@@ -59,7 +57,7 @@ pub async fn reacquire_on_new_session<L: Contend>(
     let id = env.invoke(
         Some(zk),
         Op::Acquire {
-            lock: LOCK.into(),
+            lock: dir.into(),
             shared: false,
         },
     );
