@@ -94,7 +94,7 @@ pub async fn create_protected<C: ZkClient, R: Runtime>(
 }
 
 /// Length of `dir` plus its separator: the offset of a child's name.
-fn dir_len(dir: &str) -> usize {
+pub(crate) fn dir_len(dir: &str) -> usize {
     if dir == "/" {
         1
     } else {

@@ -13,7 +13,7 @@ use crate::guid::{Guid, SeqName};
 use crate::lock::blocker::Blocker;
 use crate::lock::steps::{Exact, Released, Steps};
 use crate::lock::{Lock, LockGuard};
-use crate::nodes::{create_all, find_own, OrphanGuard};
+use crate::nodes::{create_all, dir_len, find_own, OrphanGuard};
 use crate::runtime::Runtime;
 use crate::semaphore::Semaphore;
 use crate::wait::Woken;
@@ -59,6 +59,43 @@ pub type LostWatchLock<C, R> = Lock<C, R, ForgetWatchOnDisconnect>;
 /// about the simple lock. Mutual exclusion still holds.
 pub type HerdLock<C, R> = Lock<C, R, WatchTheHolder>;
 
+/// Creates `{dir}/{guid}-{kind}-N`, retrying an ambiguous failure blindly
+/// (the first create may have been applied); after each retry `adopt` may
+/// name a node to take instead.
+async fn create_blindly<C, R, F, Fut>(
+    ctx: &Ctx<C, R>,
+    dir: &str,
+    guid: &Guid,
+    kind: &str,
+    data: &[u8],
+    mode: CreateMode,
+    adopt: F,
+) -> RecipeResult<(String, Stat)>
+where
+    C: ZkClient,
+    R: Runtime,
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = RecipeResult<Option<(String, Stat)>>>,
+{
+    let prefix = join(dir, &guid.prefix(kind));
+    let mut attempt = 0u32;
+    loop {
+        match ctx.client().create(&prefix, data, mode).await {
+            Ok((path, stat)) => return Ok((path[dir_len(dir)..].to_string(), stat)),
+            Err(crate::zk::ZkError::NoNode) => create_all(ctx, dir).await?,
+            // BUG: the first create may have been applied.
+            Err(e) if e.is_ambiguous() && attempt < 20 => {
+                ctx.runtime().sleep(ctx.retry_policy().delay(attempt)).await;
+                attempt += 1;
+                if let Some(found) = adopt().await? {
+                    return Ok(found);
+                }
+            }
+            Err(e) => return Err(RecipeError::from_zk(e)),
+        }
+    }
+}
+
 /// The create, unprotected: retried blindly after an ambiguous failure,
 /// and nothing remembers the node's guid (no look-up before creating
 /// again, no clean-up of an abandoned create).
@@ -75,20 +112,7 @@ impl Steps for BlindCreate {
         data: &[u8],
         mode: CreateMode,
     ) -> RecipeResult<(String, Stat)> {
-        let prefix = join(dir, &guid.prefix(kind));
-        let mut attempt = 0u32;
-        loop {
-            match ctx.client().create(&prefix, data, mode).await {
-                Ok((path, stat)) => return Ok((path[dir.len() + 1..].to_string(), stat)),
-                Err(crate::zk::ZkError::NoNode) => create_all(ctx, dir).await?,
-                // BUG: the first create may have been applied.
-                Err(e) if e.is_ambiguous() && attempt < 20 => {
-                    ctx.runtime().sleep(ctx.retry_policy().delay(attempt)).await;
-                    attempt += 1;
-                }
-                Err(e) => return Err(RecipeError::from_zk(e)),
-            }
-        }
+        create_blindly(ctx, dir, guid, kind, data, mode, || std::future::ready(Ok(None))).await
     }
 
     fn orphan_guard<C: ZkClient, R: Runtime>(&self, _: &Ctx<C, R>, _: &str, _: Guid) -> Option<OrphanGuard<C, R>> {
@@ -132,22 +156,7 @@ impl Steps for AdoptAnySession {
         if let Some(found) = adopt().await? {
             return Ok(found);
         }
-        let prefix = join(dir, &guid.prefix(kind));
-        let mut attempt = 0u32;
-        loop {
-            match ctx.client().create(&prefix, data, mode).await {
-                Ok((path, stat)) => return Ok((path[dir.len() + 1..].to_string(), stat)),
-                Err(crate::zk::ZkError::NoNode) => create_all(ctx, dir).await?,
-                Err(e) if e.is_ambiguous() && attempt < 20 => {
-                    ctx.runtime().sleep(ctx.retry_policy().delay(attempt)).await;
-                    attempt += 1;
-                    if let Some(found) = adopt().await? {
-                        return Ok(found);
-                    }
-                }
-                Err(e) => return Err(RecipeError::from_zk(e)),
-            }
-        }
+        create_blindly(ctx, dir, guid, kind, data, mode, adopt).await
     }
 }
 

@@ -6,7 +6,6 @@
 use std::future::Future;
 use std::time::Duration;
 
-use zkdst_checker::history::{Op, Value};
 use zkdst_recipes::lock::{Lock, LockGuard, Steps};
 use zkdst_recipes::planted::{UnfencedGuard, UnfencedLock};
 use zkdst_recipes::semaphore::Semaphore;
@@ -14,7 +13,7 @@ use zkdst_recipes::{RecipeError, RecipeResult};
 use zkdst_sim::client::SimClient;
 use zkdst_sim::runtime::SimRuntime;
 
-use super::{Env, SimCtx};
+use super::SimCtx;
 
 type R = SimRuntime;
 
@@ -99,24 +98,5 @@ impl Held for UnfencedGuard<SimClient, R> {
     }
     async fn release(self) -> Result<(), RecipeError> {
         UnfencedGuard::release(self).await.map(|_| ())
-    }
-}
-
-impl Env {
-    /// A write to the protected resource without a checkable token (the
-    /// resource accepts it); the history records `token` so the fencing
-    /// checker can order the writes.
-    pub async fn unfenced_write(&mut self, zk: &SimClient, resource: &str, token: i64) {
-        let id = self.invoke(
-            Some(zk),
-            Op::FencedWrite {
-                resource: resource.to_string(),
-                token,
-            },
-        );
-        let ms = self.between([1, 3]);
-        madsim::time::sleep(Duration::from_millis(ms)).await;
-        self.ops -= 1; // resource writes do not count against the workload size
-        self.ok(id, Value::Unit);
     }
 }

@@ -231,8 +231,20 @@ impl Env {
         madsim::time::sleep(Duration::from_millis(ms)).await;
     }
 
-    /// A write to the protected resource (takes 1–3 ms), recorded.
+    /// A write to the protected resource (takes 1–3 ms), recorded; the
+    /// resource rejects a token older than one it accepted.
     pub async fn fenced_write(&mut self, zk: &SimClient, resource: &str, token: i64) -> bool {
+        self.resource_write(zk, resource, token, true).await
+    }
+
+    /// A write to the protected resource without a checkable token (the
+    /// resource accepts it); the history records `token` so the fencing
+    /// checker can order the writes.
+    pub async fn unfenced_write(&mut self, zk: &SimClient, resource: &str, token: i64) {
+        self.resource_write(zk, resource, token, false).await;
+    }
+
+    async fn resource_write(&mut self, zk: &SimClient, resource: &str, token: i64, fenced: bool) -> bool {
         let id = self.invoke(
             Some(zk),
             Op::FencedWrite {
@@ -242,7 +254,7 @@ impl Env {
         );
         let ms = self.between([1, 3]);
         madsim::time::sleep(Duration::from_millis(ms)).await;
-        let accepted = self.shared.resource.write(resource, token);
+        let accepted = !fenced || self.shared.resource.write(resource, token);
         self.ops -= 1; // resource writes do not count against the workload size
         if accepted {
             self.ok(id, Value::Unit);
