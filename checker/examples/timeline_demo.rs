@@ -1,7 +1,7 @@
 //! Writes a demo timeline and text report for a small lock history with a
 //! partition: `cargo run -p zkdst-checker --example timeline_demo -- OUT.html`.
 
-use zkdst_checker::history::{Event, History, Op, Outcome, SessionState, Value};
+use zkdst_checker::history::{Event, FaultEnd, FaultEvent, FaultKind, History, Op, Outcome, SessionState, Value};
 use zkdst_checker::properties::{run_all, Params};
 use zkdst_checker::report::{render_html, render_text};
 
@@ -70,12 +70,12 @@ fn main() {
         },
         unit.clone(),
     );
-    h.events.push(Event::Fault {
-        time: 100 * MS,
-        kind: "partition".into(),
-        targets: vec!["client1".into()],
-        detail: "client 1 cut off".into(),
-    });
+    h.events.push(Event::Fault(FaultEvent::new(
+        100 * MS,
+        FaultKind::ClientCut.into(),
+        vec!["client1".into()],
+        "client1 cut from zk1,zk2,zk3",
+    )));
     op(
         &mut h,
         920,
@@ -95,12 +95,12 @@ fn main() {
         state: SessionState::Expired,
         server: Some(2),
     });
-    h.events.push(Event::Fault {
-        time: 1150 * MS,
-        kind: "heal".into(),
-        targets: vec![],
-        detail: String::new(),
-    });
+    h.events.push(Event::Fault(FaultEvent::new(
+        1150 * MS,
+        FaultEnd::Heal.into(),
+        vec![],
+        "",
+    )));
     op(
         &mut h,
         1000,

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use zkdst_model::{Exercised, Situation};
+use zkdst_model::{Exercised, FaultKind, Situation};
 
 use zkdst_sim::client::SimClient;
 use zkdst_sim::cluster::{Cluster, NodeRef};
@@ -75,7 +75,8 @@ pub async fn run_plan(
         match step {
             Step::Start(i) => {
                 let f = &plan.faults[i].fault;
-                match apply(c, f, plan.faults[i].duration_ms, clients) {
+                let applied = c.injecting(f.kind(), |c| apply(c, f, plan.faults[i].duration_ms, clients));
+                match applied {
                     Some(u) => {
                         stats.add(Exercised::Fault(f.kind()), 1);
                         undo.insert(i, u);
@@ -94,7 +95,7 @@ pub async fn run_plan(
                             }
                         }
                         Undo::Resume(n) => c.resume(n),
-                        Undo::Latency => c.set_latency(DEFAULT_LATENCY.0, DEFAULT_LATENCY.1),
+                        Undo::Latency => c.restore_latency(DEFAULT_LATENCY.0, DEFAULT_LATENCY.1),
                     }
                 }
             }
@@ -166,7 +167,7 @@ fn apply(c: &mut Cluster, f: &Fault, duration_ms: u64, clients: &ClientRegistry)
                 }
             }
             c.recorder()
-                .fault(f.kind_name(), cut.clone(), format!("cut {}", cut.join(", ")));
+                .fault(f.kind(), cut.clone(), format!("cut {}", cut.join(", ")));
             Some(Undo::Network)
         }
         Fault::OneWayCut { from, to } => {
@@ -182,7 +183,7 @@ fn apply(c: &mut Cluster, f: &Fault, duration_ms: u64, clients: &ClientRegistry)
                 targets.push(format!("zk{s}"));
             }
             c.recorder().fault(
-                "client-cut",
+                FaultKind::ClientCut,
                 vec![me.to_string()],
                 format!("{me} cut from {}", targets.join(",")),
             );
@@ -246,7 +247,7 @@ fn delete_recipe_dir(c: &mut Cluster, path: &str, client: u32, duration_ms: u64)
     let timeout = (2 * c.config().tick_ms).min(i32::MAX as u64) as i32;
     let rec = c.recorder().clone();
     rec.fault(
-        "delete-recipe-dir",
+        FaultKind::DeleteRecipeDir,
         vec![path.to_string()],
         format!("by client{client} while empty"),
     );

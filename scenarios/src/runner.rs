@@ -230,7 +230,7 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan) -> SimResult {
     nemesis::run_plan(&mut c, &plan, &registry, t0, fault_ms, &mut stats).await;
     c.heal_all();
     if stats.get(Exercised::Fault(FaultKind::LatencySpike)) > 0 {
-        c.set_latency(DEFAULT_LATENCY.0, DEFAULT_LATENCY.1);
+        c.restore_latency(DEFAULT_LATENCY.0, DEFAULT_LATENCY.1);
     }
     rec.set_meta("healed_at", rec.now_ns().to_string());
 

@@ -15,7 +15,7 @@ use madsim::runtime::{Handle, NodeHandle};
 use madsim::task::JoinHandle;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use zkdst_checker::history::ClientId;
+use zkdst_checker::history::{ClientId, FaultEnd, FaultKind};
 
 use crate::client::{ClientConfig, SimClient};
 use crate::disk::Disk;
@@ -102,6 +102,8 @@ pub struct Cluster {
     clogged: BTreeSet<(NodeRef, NodeRef)>,
     paused: BTreeSet<NodeRef>,
     rng: ChaCha8Rng,
+    /// The plan's kind of the fault being injected (see [`Cluster::injecting`]).
+    injecting: Option<FaultKind>,
 }
 
 impl Cluster {
@@ -147,7 +149,24 @@ impl Cluster {
             clogged: BTreeSet::new(),
             paused: BTreeSet::new(),
             rng: ChaCha8Rng::seed_from_u64(seed),
+            injecting: None,
         }
+    }
+
+    /// Runs `f`, recording the faults it injects as `kind`: the plan's
+    /// word for what the mechanism serves (a partition that isolates the
+    /// leader is `isolate-leader`; one that cuts a client off past its
+    /// session timeout, `expire-session`). Ends are recorded as they are.
+    pub fn injecting<T>(&mut self, kind: FaultKind, f: impl FnOnce(&mut Cluster) -> T) -> T {
+        let outer = self.injecting.replace(kind);
+        let out = f(self);
+        self.injecting = outer;
+        out
+    }
+
+    /// The kind to record for a mechanism whose own kind is `default`.
+    fn kind(&self, default: FaultKind) -> FaultKind {
+        self.injecting.unwrap_or(default)
     }
 
     pub fn config(&self) -> &EnsembleConfig {
@@ -326,15 +345,18 @@ impl Cluster {
                 }
             }
         }
-        self.recorder
-            .fault("partition", desc.clone(), format!("groups {}", desc.join(" | ")));
+        self.recorder.fault(
+            self.kind(FaultKind::PartitionHalves),
+            desc.clone(),
+            format!("groups {}", desc.join(" | ")),
+        );
     }
 
     /// Cuts one direction only, recorded as a fault.
     pub fn cut_one_way(&mut self, from: NodeRef, to: NodeRef) {
         self.cut(from, to);
         self.recorder.fault(
-            "cut",
+            self.kind(FaultKind::OneWayCut),
             vec![from.to_string(), to.to_string()],
             format!("{from} -> {to} dropped"),
         );
@@ -343,7 +365,7 @@ impl Cluster {
     /// Restores every link.
     pub fn heal(&mut self) {
         self.unclog_all();
-        self.recorder.fault("heal", Vec::new(), "all links restored");
+        self.recorder.fault(FaultEnd::Heal, Vec::new(), "all links restored");
     }
 
     fn unclog_all(&mut self) {
@@ -369,8 +391,9 @@ impl Cluster {
         slot.up = false;
         let lost = slot.spec.disk.crash(lose_unsynced, &mut self.rng);
         self.paused.remove(&NodeRef::Server(id));
+        let kind = self.kind(FaultKind::KillServer);
         self.recorder.fault(
-            "kill",
+            kind,
             vec![format!("zk{id}")],
             format!("lose_unsynced={lose_unsynced}, lost {lost} log entries"),
         );
@@ -385,7 +408,7 @@ impl Cluster {
         }
         self.handle.restart(slot.node.id());
         slot.up = true;
-        self.recorder.fault("restart", vec![format!("zk{id}")], "");
+        self.recorder.fault(FaultEnd::Restart, vec![format!("zk{id}")], "");
     }
 
     /// Pauses a node (a stop-the-world GC pause): its tasks stop, its
@@ -394,7 +417,11 @@ impl Cluster {
         if let Some(id) = self.node_id(n) {
             self.handle.pause(id);
             self.paused.insert(n);
-            self.recorder.fault("pause", vec![n.to_string()], "");
+            let own = match n {
+                NodeRef::Server(_) => FaultKind::PauseServer,
+                NodeRef::Client(_) => FaultKind::PauseClient,
+            };
+            self.recorder.fault(self.kind(own), vec![n.to_string()], "");
         }
     }
 
@@ -402,21 +429,27 @@ impl Cluster {
         if let Some(id) = self.node_id(n) {
             if self.paused.remove(&n) {
                 self.handle.resume(id);
-                self.recorder.fault("resume", vec![n.to_string()], "");
+                self.recorder.fault(FaultEnd::Resume, vec![n.to_string()], "");
             }
         }
     }
 
-    /// Sets the one-way latency range of every link.
+    /// Sets the one-way latency range of every link (a spike).
     pub fn set_latency(&self, min: Duration, max: Duration) {
+        self.latency(min, max, self.kind(FaultKind::LatencySpike).into());
+    }
+
+    /// Sets the latency range back to `min..max` after a spike.
+    pub fn restore_latency(&self, min: Duration, max: Duration) {
+        self.latency(min, max, FaultEnd::RestoreLatency.into());
+    }
+
+    fn latency(&self, min: Duration, max: Duration, step: zkdst_checker::history::FaultStep) {
         let range = min..max.max(min + Duration::from_micros(1));
         NetSim::current().update_config(|c| c.send_latency = range.clone());
         crate::net::set_latency(range);
-        self.recorder.fault(
-            "latency",
-            Vec::new(),
-            format!("{}..{} ms", min.as_millis(), max.as_millis()),
-        );
+        self.recorder
+            .fault(step, Vec::new(), format!("{}..{} ms", min.as_millis(), max.as_millis()));
     }
 
     /// Resumes everything, restarts dead servers, heals the network.
@@ -448,7 +481,7 @@ impl Cluster {
             .is_some_and(|c| c.expire_session(session));
         if done {
             self.recorder.fault(
-                "expire-session",
+                FaultKind::ExpireSession,
                 vec![format!("{session:#x}")],
                 format!("the leader zk{l} expires it"),
             );

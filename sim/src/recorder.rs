@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
-use zkdst_checker::history::{ClientId, Data, Event, History, Op, OpId, Outcome, TxnRecord};
+use zkdst_checker::history::{ClientId, Data, Event, FaultEvent, FaultStep, History, Op, OpId, Outcome, TxnRecord};
 use zkdst_checker::properties::describe_op;
 use zkdst_checker::report::describe_outcome;
 use zkdst_recipes::zk::{SessionId, SessionState, Zxid};
@@ -157,16 +157,14 @@ impl Recorder {
         });
     }
 
-    pub fn fault(&self, kind: &str, targets: Vec<String>, detail: impl Into<String>) {
+    pub fn fault(&self, kind: impl Into<FaultStep>, targets: Vec<String>, detail: impl Into<String>) {
         let time = self.now_ns();
-        let detail = detail.into();
+        let (kind, detail) = (kind.into(), detail.into());
         tracing::info!(target: "zkdst::history", "fault {kind} {} {detail}", targets.join(","));
-        self.lock().history.events.push(Event::Fault {
-            time,
-            kind: kind.to_string(),
-            targets,
-            detail,
-        });
+        self.lock()
+            .history
+            .events
+            .push(Event::Fault(FaultEvent::new(time, kind, targets, detail)));
     }
 
     pub fn session_event(&self, client: ClientId, session: SessionId, state: SessionState, server: Option<ServerId>) {

@@ -1,7 +1,18 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::history::{CreateMode, Data, Op, Outcome, ReplicaCheck, Stat, TxnRecord, Value};
+use crate::history::{
+    CreateMode, Data, FaultEnd, FaultEvent, FaultKind, FaultStep, Op, Outcome, ReplicaCheck, Stat, TxnRecord, Value,
+};
+
+fn fault_step() -> impl Strategy<Value = FaultStep> {
+    let all: Vec<FaultStep> = FaultKind::ALL
+        .iter()
+        .map(|&k| k.into())
+        .chain(FaultEnd::ALL.iter().map(|&e| e.into()))
+        .collect();
+    prop::sample::select(all)
+}
 
 const ALL: [Encoding; 3] = [Encoding::Json, Encoding::JsonLines, Encoding::JsonLinesGz];
 
@@ -85,14 +96,8 @@ fn event() -> impl Strategy<Value = Event> {
             session: None,
             xid: Some(7),
         }),
-        (any::<u64>(), text(), prop::collection::vec(text(), 0..3), text()).prop_map(
-            |(time, kind, targets, detail)| Event::Fault {
-                time,
-                kind,
-                targets,
-                detail
-            }
-        ),
+        (any::<u64>(), fault_step(), prop::collection::vec(text(), 0..3), text())
+            .prop_map(|(time, kind, targets, detail)| Event::Fault(FaultEvent::new(time, kind, targets, detail))),
         (any::<u64>(), any::<u32>(), any::<u64>(), text()).prop_map(|(time, server, chain, detail)| {
             Event::Replica {
                 time,

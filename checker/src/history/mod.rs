@@ -5,6 +5,7 @@
 
 mod data;
 mod encoding;
+mod fault;
 mod names;
 mod op;
 mod op_index;
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use data::Data;
 pub use encoding::{DecodeError, Encoding, LINES_VERSION};
+pub use fault::{FaultEnd, FaultEvent, FaultKind, FaultStep};
 pub use names::Names;
 pub use op::{MultiOpResult, Op, Outcome, TxnRecord, Value};
 use op_index::OpIndex;
@@ -75,15 +77,8 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         xid: Option<i64>,
     },
-    /// A fault was injected or healed.
-    Fault {
-        time: Time,
-        kind: String,
-        #[serde(default)]
-        targets: Vec<String>,
-        #[serde(default)]
-        detail: String,
-    },
+    /// A fault was injected or undone.
+    Fault(FaultEvent),
     /// A client's session changed state (connected, disconnected, expired, closed).
     Session {
         time: Time,
@@ -138,7 +133,7 @@ impl Event {
             Event::Invoke { time, .. }
             | Event::Complete { time, .. }
             | Event::Commit { time, .. }
-            | Event::Fault { time, .. }
+            | Event::Fault(FaultEvent { time, .. })
             | Event::Session { time, .. }
             | Event::Watch { time, .. }
             | Event::Replica { time, .. }
@@ -339,12 +334,12 @@ mod tests {
             zxid: 0x1_0000_0002,
             txn: TxnRecord::Delete { path: "/a".into() },
         });
-        h.events.push(Event::Fault {
-            time: 16,
-            kind: "partition".into(),
-            targets: vec!["zk1".into()],
-            detail: String::new(),
-        });
+        h.events.push(Event::Fault(FaultEvent::new(
+            16,
+            FaultStep::Start(FaultKind::PartitionHalves),
+            vec!["zk1".into()],
+            "",
+        )));
         h
     }
 
@@ -369,7 +364,7 @@ mod tests {
         });
         changed(&|c| c.events.truncate(4));
         changed(&|c| {
-            if let Event::Fault { targets, .. } = &mut c.events[5] {
+            if let Event::Fault(FaultEvent { targets, .. }) = &mut c.events[5] {
                 targets[0] = "zk2".into();
             }
         });

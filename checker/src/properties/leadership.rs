@@ -32,7 +32,8 @@
 use std::collections::BTreeMap;
 
 use crate::history::{
-    ClientId, Event, History, Op, Operation, Outcome, SessionId, SessionState, Time, TxnRecord, Value,
+    ClientId, Event, FaultEnd, FaultEvent, FaultKind, FaultStep, History, Op, Operation, Outcome, SessionId,
+    SessionState, Time, TxnRecord, Value,
 };
 
 use super::common::{describe, ok_value, token};
@@ -121,9 +122,9 @@ impl Pauses {
     fn of(h: &History) -> Self {
         let mut m: BTreeMap<ClientId, Vec<(Time, Time)>> = BTreeMap::new();
         for e in &h.events {
-            let Event::Fault {
+            let Event::Fault(FaultEvent {
                 time, kind, targets, ..
-            } = e
+            }) = e
             else {
                 continue;
             };
@@ -132,9 +133,9 @@ impl Pauses {
                 .filter_map(|t| t.strip_prefix("client")?.parse::<ClientId>().ok())
             {
                 let v = m.entry(c).or_default();
-                match kind.as_str() {
-                    "pause" => v.push((*time, Time::MAX)),
-                    "resume" => {
+                match kind {
+                    FaultStep::Start(FaultKind::PauseClient) => v.push((*time, Time::MAX)),
+                    FaultStep::End(FaultEnd::Resume) => {
                         if let Some(last) = v.last_mut().filter(|p| p.1 == Time::MAX) {
                             last.1 = *time;
                         }

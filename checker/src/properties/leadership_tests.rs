@@ -105,7 +105,7 @@ fn an_overlap_is_excused_when_the_older_leader_could_not_know() {
     let mut b = Builder::new();
     b.session(0, 1, A, SessionState::SyncConnected);
     ok(&mut b, 0, 10, 1, A, camp(), Value::Token { token: 5 });
-    b.fault_on(20, "pause", "client1");
+    b.fault_on(20, "pause-client", "client1");
     expire(&mut b, 50, A);
     ok(&mut b, 5, 60, 2, B, camp(), Value::Token { token: 9 });
     ok(&mut b, 70, 71, 2, B, act(9), Value::Unit);
@@ -208,7 +208,7 @@ fn a_pause_over_the_grace_deadline_excuses_only_the_act_on_waking() {
     let mut b = handover();
     b.session(40, 1, A, SessionState::Disconnected);
     // Grace 10 ms: due to step down at 50 ms, but paused 45–70 ms.
-    b.fault_on(45, "pause", "client1");
+    b.fault_on(45, "pause-client", "client1");
     b.fault_on(70, "resume", "client1");
     ok(&mut b, 70, 71, 1, A, act(5), Value::Unit);
     assert_eq!(check(&b.clone_build(), &grace(10)).verdict, Verdict::Pass);
@@ -223,7 +223,7 @@ fn a_pause_from_the_grace_deadline_to_the_expiry_excuses_an_overlap() {
     ok(&mut b, 0, 10, 1, A, camp(), Value::Token { token: 5 });
     b.session(20, 1, A, SessionState::Disconnected);
     // Grace 10 ms: due at 30 ms; paused 25–90 ms, expired at 50 ms.
-    b.fault_on(25, "pause", "client1");
+    b.fault_on(25, "pause-client", "client1");
     expire(&mut b, 50, A);
     ok(&mut b, 5, 60, 2, B, camp(), Value::Token { token: 9 });
     b.fault_on(90, "resume", "client1");
@@ -232,8 +232,8 @@ fn a_pause_from_the_grace_deadline_to_the_expiry_excuses_an_overlap() {
     // Had it resumed at 40 ms, it should have stepped down before 50 ms.
     let mut h = b.build();
     for e in &mut h.events {
-        if let crate::history::Event::Fault { time, kind, .. } = e {
-            if kind == "resume" {
+        if let crate::history::Event::Fault(crate::history::FaultEvent { time, kind, .. }) = e {
+            if kind.name() == "resume" {
                 *time = 40 * crate::properties::testkit::MS;
             }
         }

@@ -165,7 +165,7 @@ mod tests {
     fn waiting_behind_a_live_holder_passes() {
         let mut b = Builder::new();
         b.ok(0, 1, 1, acq(), Value::Token { token: 1 });
-        b.fault(2, "partition");
+        b.fault(2, "partition-halves");
         b.invoke(3, 2, acq());
         b.fault(10, "heal");
         b.note_at(500);
@@ -177,7 +177,7 @@ mod tests {
         let mut b = Builder::new();
         b.ok(0, 1, 1, acq(), Value::Token { token: 1 });
         b.ok(2, 3, 1, Op::Release { lock: "l".into() }, Value::Unit);
-        b.fault(4, "partition");
+        b.fault(4, "partition-halves");
         b.invoke(5, 2, acq());
         b.fault(10, "heal");
         b.note_at(50);
@@ -195,7 +195,7 @@ mod tests {
     #[test]
     fn unhealed_fault_is_unknown() {
         let mut b = Builder::new();
-        b.fault(4, "partition");
+        b.fault(4, "partition-halves");
         b.invoke(5, 2, acq());
         assert_eq!(check(&b.build(), &p()).verdict, Verdict::Unknown);
     }

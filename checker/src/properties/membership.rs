@@ -272,7 +272,7 @@ mod tests {
         let mut b = Builder::new();
         b.ok(0, 1, 1, join_op("a"), Value::Unit);
         b.ok(0, 1, 2, join_op("b"), Value::Unit);
-        b.fault(2, "partition");
+        b.fault(2, "partition-halves");
         b.ok(3, 4, 1, members(), names(&["a"]));
         b.fault(5, "heal");
         b.ok(10, 11, 1, members(), names(&["a", "b"]));

@@ -249,7 +249,7 @@ mod tests {
         let mut b = Builder::new();
         let a = b.invoke_s(0, 1, Some(7), acq(false));
         b.complete(a, 10, crate::history::Outcome::Ok { value: tok(1) });
-        b.fault(12, "partition");
+        b.fault(12, "partition-halves");
         b.session(40, 1, 7, SessionState::Expired);
         b.ok(30, 35, 2, acq(false), tok(2));
         b.info(50, 55, 1, rel());

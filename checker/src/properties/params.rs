@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::history::{Event, History, Time};
+use crate::history::{Event, FaultEnd, FaultEvent, FaultStep, History, Time};
 
 /// The delivery contract a queue recipe declares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -146,8 +146,8 @@ pub fn healed_at(history: &History, params: &Params) -> Option<Time> {
     let mut last_heal = None;
     let mut last_fault = None;
     for e in &history.events {
-        if let Event::Fault { time, kind, .. } = e {
-            if kind.starts_with("heal") {
+        if let Event::Fault(FaultEvent { time, kind, .. }) = e {
+            if *kind == FaultStep::End(FaultEnd::Heal) {
                 last_heal = Some(last_heal.map_or(*time, |h: Time| h.max(*time)));
             } else {
                 last_fault = Some(last_fault.map_or(*time, |f: Time| f.max(*time)));
@@ -171,13 +171,8 @@ pub fn end_of_history(history: &History) -> Time {
 mod tests {
     use super::*;
 
-    fn fault(time: Time, kind: &str) -> Event {
-        Event::Fault {
-            time,
-            kind: kind.into(),
-            targets: vec![],
-            detail: String::new(),
-        }
+    fn fault(time: Time, kind: impl Into<FaultStep>) -> Event {
+        Event::Fault(FaultEvent::new(time, kind.into(), vec![], ""))
     }
 
     #[test]
@@ -185,9 +180,9 @@ mod tests {
         let p = Params::default();
         let mut h = History::new();
         assert_eq!(healed_at(&h, &p), Some(0));
-        h.events.push(fault(10, "partition"));
+        h.events.push(fault(10, crate::history::FaultKind::PartitionHalves));
         assert_eq!(healed_at(&h, &p), None);
-        h.events.push(fault(20, "heal"));
+        h.events.push(fault(20, FaultEnd::Heal));
         assert_eq!(healed_at(&h, &p), Some(20));
         h.meta.insert("healed_at".into(), "25".into());
         assert_eq!(healed_at(&h, &p), Some(25));

@@ -71,7 +71,7 @@ mod tests {
     #[test]
     fn passes_when_enough_recipe_ops_succeed_after_the_heal() {
         let mut b = Builder::new();
-        b.fault(10, "partition");
+        b.fault(10, "partition-halves");
         b.fault(100, "heal");
         b.ok(120, 130, 1, acquire(), Value::Unit);
         let h = b.build();
@@ -87,7 +87,7 @@ mod tests {
     #[test]
     fn ops_before_the_heal_or_failed_do_not_count() {
         let mut b = Builder::new();
-        b.fault(10, "partition");
+        b.fault(10, "partition-halves");
         b.ok(20, 30, 1, acquire(), Value::Unit);
         b.fault(100, "heal");
         b.fail(120, 130, 1, acquire());
@@ -128,7 +128,7 @@ mod tests {
     #[test]
     fn an_unhealed_fault_is_undecided() {
         let mut b = Builder::new();
-        b.fault(10, "partition");
+        b.fault(10, "partition-halves");
         b.ok(20, 30, 1, acquire(), Value::Unit);
         assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Unknown);
     }

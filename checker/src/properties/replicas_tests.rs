@@ -3,7 +3,7 @@
 //! after a restart.
 
 use super::*;
-use crate::history::{Data, Event, History, ReplicaCheck, TxnRecord};
+use crate::history::{Data, Event, FaultEvent, FaultKind, History, ReplicaCheck, TxnRecord};
 use crate::properties::testkit::{Builder, MS};
 use crate::properties::Verdict;
 
@@ -93,12 +93,12 @@ fn final_positions_off_the_canonical_sequence_diverge() {
 #[test]
 fn a_committed_txn_rolled_back_after_a_restart_is_flagged() {
     let mut b = committed();
-    b.h.events.push(Event::Fault {
-        time: 30 * MS,
-        kind: "kill-server".into(),
-        targets: vec!["zk1".into()],
-        detail: "lose unsynced".into(),
-    });
+    b.h.events.push(Event::Fault(FaultEvent::new(
+        30 * MS,
+        FaultKind::KillServer.into(),
+        vec!["zk1".into()],
+        "lose unsynced",
+    )));
     // zk1 had applied ..0003; after its restart it applied 0x2_0000_0001
     // straight after 0002.
     b.h.events.push(Event::Replica {

@@ -1,7 +1,8 @@
 //! Hand-built histories for unit tests. Times are given in milliseconds.
 
 use crate::history::{
-    ClientId, Event, History, Op, OpId, Outcome, SessionId, SessionState, Time, TxnRecord, Value, Zxid,
+    ClientId, Event, FaultEvent, FaultStep, History, Op, OpId, Outcome, SessionId, SessionState, Time, TxnRecord,
+    Value, Zxid,
 };
 
 pub const MS: Time = 1_000_000;
@@ -115,23 +116,21 @@ impl Builder {
         });
     }
 
+    /// A fault by its history word (`partition-halves`, `heal`).
     pub fn fault(&mut self, t: u64, kind: &str) {
-        self.h.events.push(Event::Fault {
-            time: t * MS,
-            kind: kind.into(),
-            targets: vec![],
-            detail: String::new(),
-        });
+        self.push_fault(t, kind, vec![]);
     }
 
-    /// A fault with targets (`pause` of `client2`, `expire-session` of `0x5`).
+    /// A fault with targets (`pause-client` of `client2`, `expire-session` of `0x5`).
     pub fn fault_on(&mut self, t: u64, kind: &str, target: &str) {
-        self.h.events.push(Event::Fault {
-            time: t * MS,
-            kind: kind.into(),
-            targets: vec![target.into()],
-            detail: String::new(),
-        });
+        self.push_fault(t, kind, vec![target.into()]);
+    }
+
+    fn push_fault(&mut self, t: u64, kind: &str, targets: Vec<String>) {
+        let step = FaultStep::from_name(kind).unwrap_or_else(|| panic!("no fault {kind:?}"));
+        self.h
+            .events
+            .push(Event::Fault(FaultEvent::new(t * MS, step, targets, "")));
     }
 
     pub fn watch(&mut self, t: u64, client: ClientId, event: &str, path: &str) {

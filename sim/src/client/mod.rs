@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::channel::{mpsc, oneshot};
-use zkdst_checker::history::{ClientId, Outcome};
+use zkdst_checker::history::{ClientId, FaultKind, Outcome};
 use zkdst_recipes::zk::{
     validate_path, EventType, SessionId, SessionState, StateWatchSender, ZkClient, ZkError, ZkResult, Zxid,
 };
@@ -178,7 +178,7 @@ impl SimClient {
     pub fn drop_connection(&self) {
         self.shared
             .recorder
-            .fault("drop-connection", vec![format!("client{}", self.shared.id)], "");
+            .fault(FaultKind::DropConnection, vec![format!("client{}", self.shared.id)], "");
         let _ = self.tx.unbounded_send(Cmd::DropConnection);
     }
 
@@ -186,7 +186,7 @@ impl SimClient {
     /// connection dropped (ConnectionLoss with the write applied).
     pub fn lose_next_write_reply(&self) {
         self.shared.recorder.fault(
-            "lose-reply",
+            FaultKind::LoseReply,
             vec![format!("client{}", self.shared.id)],
             "the next write applies; its reply is lost",
         );

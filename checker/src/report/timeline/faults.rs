@@ -2,15 +2,10 @@
 //! (a heal, a restart, a resume), so one fault is one band labelled with
 //! its target. The bands are packed into rows so no two labels overlap.
 
-use crate::history::{Event, History, Time};
+use crate::history::{Event, FaultEnd, FaultEvent, FaultKind, FaultStep, History, Time};
 use crate::properties::ms;
 
 use super::canvas::{label_w, pack, Canvas, ROW_H};
-
-/// The latency the simulator's nemesis restores after a spike
-/// (`scenarios::nemesis::DEFAULT_LATENCY`): a `latency` fault with this
-/// detail ends a spike rather than starting one.
-const DEFAULT_LATENCY: &str = "1..10 ms";
 
 /// What a fault does, for its colour and for which lanes it shows on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,9 +40,11 @@ pub struct FaultSpan {
     pub end: Time,
     /// A fault with nothing to undo (a dropped connection).
     pub instant: bool,
-    /// What ended it ("heal", "restart", ...), if anything did.
+    /// What ended it (`heal`, `restart`, ...), if anything did.
     pub ended_by: Option<String>,
-    pub kind: String,
+    /// The kind that started (or, for a restart or resume with nothing
+    /// to undo, that end).
+    pub kind: FaultStep,
     pub targets: Vec<String>,
     pub detail: String,
     pub class: FaultClass,
@@ -56,10 +53,10 @@ pub struct FaultSpan {
 impl FaultSpan {
     pub fn label(&self) -> String {
         if self.targets.is_empty() {
-            if self.kind == "latency" {
-                format!("latency {}", self.detail)
+            if self.kind == FaultStep::Start(FaultKind::LatencySpike) {
+                format!("{} {}", self.kind, self.detail)
             } else {
-                self.kind.clone()
+                self.kind.to_string()
             }
         } else {
             format!("{} {}", self.kind, self.targets.join(" | "))
@@ -81,25 +78,46 @@ impl FaultSpan {
         }
         s
     }
+
+    /// A partition: its targets are groups of nodes (see [`is_partition`]).
+    pub fn is_partition(&self) -> bool {
+        is_partition(self.kind, &self.targets)
+    }
 }
 
-fn class_of(kind: &str) -> Option<(FaultClass, bool)> {
-    Some(match kind {
-        "partition" | "cut" | "majorities-ring" | "bridge" | "client-cut" | "isolate-leader" | "partition-halves"
-        | "one-way-cut" => (FaultClass::Network, false),
-        "kill" => (FaultClass::Crash, false),
-        "pause" => (FaultClass::Pause, false),
-        "drop-connection" | "lose-reply" | "expire-session" => (FaultClass::Connection, true),
-        "delete-recipe-dir" => (FaultClass::Other, true),
-        _ => return None,
-    })
+/// Faults the simulator injects as a partition into groups (targets are the
+/// groups): the halves, an isolated leader, and a client cut off from every
+/// server until its session expires (whereas a session expired by the
+/// leader directly names the session).
+pub fn is_partition(kind: FaultStep, targets: &[String]) -> bool {
+    match kind {
+        FaultStep::Start(FaultKind::PartitionHalves | FaultKind::IsolateLeader) => true,
+        FaultStep::Start(FaultKind::ExpireSession) => targets.iter().any(|t| t.contains("zk")),
+        _ => false,
+    }
+}
+
+/// A started kind's class, and whether it is instant (nothing undoes it).
+fn class_of(kind: FaultKind, targets: &[String]) -> (FaultClass, bool) {
+    use FaultKind::*;
+    match kind {
+        PartitionHalves | IsolateLeader | MajoritiesRing | Bridge | OneWayCut | ClientCut => {
+            (FaultClass::Network, false)
+        }
+        ExpireSession if is_partition(kind.into(), targets) => (FaultClass::Network, false),
+        KillLeader | KillServer => (FaultClass::Crash, false),
+        PauseClient | PauseServer => (FaultClass::Pause, false),
+        DropConnection | LoseReply | ExpireSession => (FaultClass::Connection, true),
+        DeleteRecipeDir => (FaultClass::Other, true),
+        LatencySpike => (FaultClass::Other, false),
+    }
 }
 
 /// Pairs the history's fault events into spans, in start order.
 pub fn spans(history: &History, end: Time) -> Vec<FaultSpan> {
     let mut out: Vec<FaultSpan> = Vec::new();
     let mut open: Vec<usize> = Vec::new();
-    let mut last: Option<(Time, &str, &Vec<String>)> = None;
+    let mut last: Option<(Time, FaultStep, &Vec<String>)> = None;
     let close =
         |out: &mut Vec<FaultSpan>, open: &mut Vec<usize>, t: Time, by: &str, pred: &dyn Fn(&FaultSpan) -> bool| {
             open.retain(|&i| {
@@ -112,69 +130,73 @@ pub fn spans(history: &History, end: Time) -> Vec<FaultSpan> {
                 }
             });
         };
+    let latency = |s: &FaultSpan| s.kind == FaultStep::Start(FaultKind::LatencySpike);
     for e in &history.events {
-        let Event::Fault {
+        let Event::Fault(FaultEvent {
             time,
             kind,
             targets,
             detail,
-        } = e
+        }) = e
         else {
             continue;
         };
         // Histories recorded before the nemesis left the recording to the
         // client handle carry a dropped connection twice: one band.
-        if last == Some((*time, kind.as_str(), targets)) {
+        if last == Some((*time, *kind, targets)) {
             continue;
         }
-        last = Some((*time, kind.as_str(), targets));
+        last = Some((*time, *kind, targets));
         let t = *time;
         let span = |class, instant| FaultSpan {
             start: t,
             end: if instant { t } else { end },
             instant,
             ended_by: None,
-            kind: kind.clone(),
+            kind: *kind,
             targets: targets.clone(),
             detail: detail.clone(),
             class,
         };
         let same_targets = |s: &FaultSpan| s.targets == *targets;
-        match kind.as_str() {
-            k if k.starts_with("heal") => {
-                // A heal restores links; unknown kinds also end at one.
-                close(&mut out, &mut open, t, k, &|s| {
-                    matches!(s.class, FaultClass::Network | FaultClass::Other) && s.kind != "latency"
-                });
+        let started = match *kind {
+            FaultStep::End(by @ FaultEnd::Heal) => {
+                // A heal restores every link.
+                close(&mut out, &mut open, t, by.name(), &|s| s.class == FaultClass::Network);
                 continue;
             }
-            "restart" | "resume" => {
-                let undoes = if kind == "restart" { "kill" } else { "pause" };
+            FaultStep::End(by @ (FaultEnd::Restart | FaultEnd::Resume)) => {
+                let undoes = if by == FaultEnd::Restart {
+                    FaultClass::Crash
+                } else {
+                    FaultClass::Pause
+                };
                 let before = open.len();
-                close(&mut out, &mut open, t, kind, &|s| s.kind == undoes && same_targets(s));
+                close(&mut out, &mut open, t, by.name(), &|s| {
+                    s.class == undoes && same_targets(s)
+                });
                 if open.len() == before {
                     out.push(span(FaultClass::Other, true));
                 }
                 continue;
             }
-            "latency" => {
-                close(&mut out, &mut open, t, "latency restored", &|s| s.kind == "latency");
-                if detail == DEFAULT_LATENCY {
-                    continue;
-                }
-                open.push(out.len());
-                out.push(span(FaultClass::Other, false));
+            FaultStep::End(by @ FaultEnd::RestoreLatency) => {
+                close(&mut out, &mut open, t, by.name(), &latency);
                 continue;
             }
-            "partition" => {
-                // A partition replaces every earlier cut.
-                close(&mut out, &mut open, t, "replaced by a partition", &|s| {
-                    s.class == FaultClass::Network
-                });
-            }
-            _ => {}
+            FaultStep::Start(k) => k,
+        };
+        if started == FaultKind::LatencySpike {
+            // A new spike replaces the one before.
+            close(&mut out, &mut open, t, FaultEnd::RestoreLatency.name(), &latency);
         }
-        let (class, instant) = class_of(kind).unwrap_or((FaultClass::Other, false));
+        if is_partition(*kind, targets) {
+            // A partition replaces every earlier cut.
+            close(&mut out, &mut open, t, "replaced by a partition", &|s| {
+                s.class == FaultClass::Network
+            });
+        }
+        let (class, instant) = class_of(started, targets);
         if !instant {
             open.push(out.len());
         }

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::history::{Event, History, Time};
+use crate::history::{Event, FaultKind, History, Time};
 use crate::properties::ms;
 
 use super::canvas::Canvas;
@@ -70,7 +70,7 @@ pub fn leaders(history: &History, faults: &[FaultSpan], end: Time) -> Vec<(u32, 
         let next = starts.get(i + 1).copied().unwrap_or(end);
         let killed = faults
             .iter()
-            .filter(|f| f.kind == "kill" && f.start >= *start && f.start < next)
+            .filter(|f| f.class == FaultClass::Crash && f.start >= *start && f.start < next)
             .find(|f| f.targets.iter().any(|t| server_id(t) == Some(server)))
             .map(|f| f.start);
         let stop = killed.unwrap_or(next);
@@ -101,8 +101,8 @@ pub fn leaders(history: &History, faults: &[FaultSpan], end: Time) -> Vec<(u32, 
 /// one-way cut both ends; a client cut its client.
 pub fn cut_nodes(f: &FaultSpan, servers: &BTreeSet<u32>) -> Vec<(String, String)> {
     let majority = servers.len() / 2 + 1;
-    match f.kind.as_str() {
-        "partition" => {
+    match f.kind.kind() {
+        _ if f.is_partition() => {
             let grouped: BTreeSet<u32> = f
                 .targets
                 .iter()
@@ -122,14 +122,14 @@ pub fn cut_nodes(f: &FaultSpan, servers: &BTreeSet<u32>) -> Vec<(String, String)
             }
             out
         }
-        "client-cut" => {
+        Some(FaultKind::ClientCut) => {
             let label = match f.detail.split_once("cut from ") {
                 Some((_, from)) => format!("cut from {from}"),
                 None => "cut".to_string(),
             };
             f.targets.iter().map(|n| (n.clone(), label.clone())).collect()
         }
-        "cut" => f
+        Some(FaultKind::OneWayCut) => f
             .targets
             .iter()
             .map(|n| (n.clone(), "cut one way".to_string()))

@@ -1,7 +1,8 @@
 use super::canvas::nice_step;
+use super::faults::FaultClass;
 use super::*;
 use crate::history::SessionState;
-use crate::history::{Event, Op, Outcome, TxnRecord, Value};
+use crate::history::{Event, FaultEvent, FaultStep, Op, Outcome, TxnRecord, Value};
 use crate::properties::testkit::{Builder, MS};
 use crate::properties::{run_all, Params};
 
@@ -23,7 +24,7 @@ fn bad_history() -> History {
         },
         Some(0x1_0000_0005),
     );
-    b.fault(12, "partition");
+    b.fault(12, "partition-halves");
     b.ok(15, 30, 2, acq(), Value::Token { token: 2 });
     b.session(20, 2, 0x20, SessionState::SyncConnected);
     b.fault(40, "heal");
@@ -42,13 +43,12 @@ fn bad_history() -> History {
     b.build()
 }
 
+/// A fault event by any word a zkdst history wrote (older simulator words
+/// included, as an older stored history has them).
 fn fault(time: u64, kind: &str, targets: &[&str], detail: &str) -> Event {
-    Event::Fault {
-        time: time * MS,
-        kind: kind.into(),
-        targets: targets.iter().map(|t| t.to_string()).collect(),
-        detail: detail.into(),
-    }
+    let targets: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
+    let step = FaultStep::read(kind, &targets, detail).unwrap_or_else(|| panic!("no fault {kind:?}"));
+    Event::Fault(FaultEvent::new(time * MS, step, targets, detail))
 }
 
 fn commit(time: u64, server: u32, zxid: i64) -> Event {
@@ -141,17 +141,78 @@ fn faults_pair_with_what_undid_them() {
     let s = faults::spans(&h, 100 * MS);
     let got: Vec<(&str, u64, u64, Option<&str>)> = s
         .iter()
-        .map(|f| (f.kind.as_str(), f.start / MS, f.end / MS, f.ended_by.as_deref()))
+        .map(|f| (f.kind.name(), f.start / MS, f.end / MS, f.ended_by.as_deref()))
         .collect();
     assert_eq!(
         got,
         vec![
-            ("partition", 10, 30, Some("heal")),
-            ("kill", 20, 40, Some("restart")),
-            ("latency", 35, 45, Some("latency restored")),
-            ("pause", 50, 100, None),
-            ("cut", 60, 100, None),
+            ("partition-halves", 10, 30, Some("heal")),
+            ("kill-server", 20, 40, Some("restart")),
+            ("latency-spike", 35, 45, Some("restore-latency")),
+            ("pause-client", 50, 100, None),
+            ("one-way-cut", 60, 100, None),
         ]
+    );
+}
+
+#[test]
+fn faults_carry_the_plans_words() {
+    let mut h = History::new();
+    h.events = vec![
+        fault(
+            10,
+            "isolate-leader",
+            &["zk1", "zk2,zk3,client1"],
+            "groups zk1 | zk2,zk3,client1",
+        ),
+        fault(12, "kill-leader", &["zk2"], ""),
+        fault(14, "restart", &["zk2"], ""),
+        fault(
+            20,
+            "expire-session",
+            &["client1", "zk1,zk2,zk3"],
+            "groups client1 | zk1,zk2,zk3",
+        ),
+        fault(30, "heal", &[], "all links restored"),
+        fault(31, "client-cut", &["client2"], "client2 cut from zk1"),
+        fault(32, "expire-session", &["0x5"], "the leader zk1 expires it"),
+        fault(33, "resume", &["client3"], ""),
+        fault(40, "heal", &[], "all links restored"),
+    ];
+    let s = faults::spans(&h, 100 * MS);
+    let got: Vec<(&str, u64, u64, Option<&str>, FaultClass)> = s
+        .iter()
+        .map(|f| (f.kind.name(), f.start / MS, f.end / MS, f.ended_by.as_deref(), f.class))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "isolate-leader",
+                10,
+                20,
+                Some("replaced by a partition"),
+                FaultClass::Network
+            ),
+            ("kill-leader", 12, 14, Some("restart"), FaultClass::Crash),
+            ("expire-session", 20, 30, Some("heal"), FaultClass::Network),
+            ("client-cut", 31, 40, Some("heal"), FaultClass::Network),
+            ("expire-session", 32, 32, None, FaultClass::Connection),
+            ("resume", 33, 33, None, FaultClass::Other),
+        ]
+    );
+    let servers: std::collections::BTreeSet<u32> = [1, 2, 3].into();
+    let cut = servers::cut_nodes(&s[0], &servers);
+    assert_eq!(
+        cut,
+        vec![("zk1".to_string(), "cut: minority".to_string())],
+        "the isolated leader"
+    );
+    let cut = servers::cut_nodes(&s[2], &servers);
+    assert_eq!(
+        cut,
+        vec![("client1".to_string(), "cut: minority".to_string())],
+        "the expiring client"
     );
 }
 
