@@ -101,18 +101,26 @@ pub fn writes_in_real_time_order(
     }
 }
 
-/// Zxids a session sees never go backwards (in completion order, across
-/// reconnects), and a session's writes commit in the order it sent them.
+/// Zxids a session sees never go backwards (in the order its replies
+/// arrived, across reconnects), and a session's writes commit in the order
+/// it sent them.
+///
+/// Replies arrive in request order (ZooKeeper answers a session FIFO), so
+/// replies that completed at the same instant are taken in the order their
+/// requests were sent (invocation order), not in the order the history
+/// lists their completions: a recorder may list two pipelined replies of
+/// one instant in the order their callers were resumed.
 pub fn sessions_monotonic(
     h: &History,
     ops: &BTreeMap<OpId, &Operation>,
     write_zxids: &BTreeMap<OpId, Zxid>,
     r: &mut CheckResult,
 ) {
-    let mut last: BTreeMap<SessionKey, (Zxid, OpId)> = BTreeMap::new();
+    let mut seen: Vec<(Time, Time, OpId, Zxid)> = Vec::new();
     for e in &h.events {
         let Event::Complete {
             id,
+            time,
             zxid: Some(z),
             outcome,
             ..
@@ -120,9 +128,17 @@ pub fn sessions_monotonic(
         else {
             continue;
         };
-        if !matches!(outcome, Outcome::Ok { .. }) {
-            continue;
+        if matches!(outcome, Outcome::Ok { .. }) {
+            if let Some(o) = ops.get(id) {
+                seen.push((*time, o.invoked, *id, *z));
+            }
         }
+    }
+    // Stable: completions of one instant and one invocation time keep the
+    // history's order.
+    seen.sort_by_key(|&(done, invoked, _, _)| (done, invoked));
+    let mut last: BTreeMap<SessionKey, (Zxid, OpId)> = BTreeMap::new();
+    for (_, _, id, z) in &seen {
         let Some(o) = ops.get(id) else { continue };
         let k = key(o);
         if let Some((prev, prev_id)) = last.get(&k).copied() {

@@ -220,6 +220,35 @@ fn session_going_back_in_time_fails() {
     assert_eq!(v.ops, vec![3, 4]);
 }
 
+/// Two pipelined requests of one session answered in one instant: the
+/// replies came in request order (zxids 2 then 3), whatever order the
+/// history lists the completions in. A reply that came later in time with
+/// an older zxid is still time travel.
+#[test]
+fn pipelined_replies_of_one_instant_are_taken_in_request_order() {
+    let mut b = base();
+    let r1 = b.invoke_s(20, 1, Some(B), get("/a"));
+    let r2 = b.invoke_s(21, 1, Some(B), create("/b", "x"));
+    b.commit(22, 3, txn_create("/b", "x"));
+    let created = ok(Value::Created {
+        path: "/b".into(),
+        stat: stat(3, 3, 0, 1),
+    });
+    // Listed newest first, both at 25 ms.
+    b.complete_z(r2, 25, created.clone(), Some(3));
+    b.complete_z(r1, 25, ok(data("2", stat(1, 2, 1, 1))), Some(2));
+    let res = run(b);
+    assert_eq!(res.verdict, Verdict::Pass, "{res:#?}");
+
+    let mut b = base();
+    let r1 = b.invoke_s(20, 1, Some(B), get("/a"));
+    let r2 = b.invoke_s(21, 1, Some(B), create("/b", "x"));
+    b.commit(22, 3, txn_create("/b", "x"));
+    b.complete_z(r2, 24, created, Some(3));
+    b.complete_z(r1, 25, ok(data("2", stat(1, 2, 1, 1))), Some(2));
+    assert_eq!(run(b).kinds(), vec!["session-time-travel"]);
+}
+
 #[test]
 fn wrong_read_value_at_its_zxid_fails() {
     let mut b = base();
