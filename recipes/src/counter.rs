@@ -23,6 +23,8 @@
 //! let now = c.add(1).await?;
 //! ```
 
+use std::future::Future;
+
 use crate::ctx::Ctx;
 use crate::error::{RecipeError, RecipeResult};
 use crate::guid::Guid;
@@ -115,16 +117,68 @@ pub fn fate_of(writer: Guid, base_version: i32, now: &CounterData, now_version: 
     }
 }
 
-/// A counter stored in one node.
+/// The counter's one delicate step: telling, after a ConnectionLoss on
+/// the conditional set, whether that set was applied. [`Exact`] is the
+/// correct way; a planted type (feature `planted`) replaces it and shares
+/// every other line with the correct counter.
+pub trait Steps: Clone + Send + Sync + 'static {
+    /// The fate of `writer`'s set on top of `base_version` of `path`:
+    /// re-read (after a `sync`) and look for the writer's guid.
+    fn fate<C: ZkClient, R: Runtime>(
+        &self,
+        ctx: &Ctx<C, R>,
+        path: &str,
+        writer: Guid,
+        base_version: i32,
+    ) -> impl Future<Output = RecipeResult<WriteFate>> + Send {
+        async move {
+            ctx.retry(|| ctx.client().sync(path)).await?;
+            match ctx.retry(|| ctx.client().get_data(path)).await {
+                Ok((data, stat)) => Ok(fate_of(writer, base_version, &decode(path, &data)?, stat.version)),
+                // Deleted since: whatever happened is unknowable.
+                Err(RecipeError::Zk(ZkError::NoNode)) => Ok(WriteFate::Unknown),
+                Err(e) => Err(e),
+            }
+        }
+    }
+}
+
+/// The correct step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Exact;
+
+impl Steps for Exact {}
+
+fn decode(path: &str, data: &[u8]) -> RecipeResult<CounterData> {
+    CounterData::decode(data).map_err(|e| RecipeError::BadData {
+        path: path.to_string(),
+        reason: e.to_string(),
+    })
+}
+
+/// A counter stored in one node. `S`: how an ambiguous write is resolved
+/// (always [`Exact`] outside the harness's planted types).
 #[derive(Clone)]
-pub struct Counter<C, R> {
+pub struct Counter<C, R, S = Exact> {
     ctx: Ctx<C, R>,
     path: String,
+    steps: S,
 }
 
 impl<C: ZkClient, R: Runtime> Counter<C, R> {
     pub fn new(ctx: Ctx<C, R>, path: impl Into<String>) -> Self {
-        Counter { ctx, path: path.into() }
+        Counter::with_steps(ctx, path, Exact)
+    }
+}
+
+impl<C: ZkClient, R: Runtime, S: Steps> Counter<C, R, S> {
+    /// A counter whose ambiguous writes are resolved as `steps` does it.
+    pub fn with_steps(ctx: Ctx<C, R>, path: impl Into<String>, steps: S) -> Self {
+        Counter {
+            ctx,
+            path: path.into(),
+            steps,
+        }
     }
 
     /// The current value and the node's version (0 if the node is absent).
@@ -141,10 +195,7 @@ impl<C: ZkClient, R: Runtime> Counter<C, R> {
     }
 
     fn decode(&self, data: &[u8]) -> RecipeResult<CounterData> {
-        CounterData::decode(data).map_err(|e| RecipeError::BadData {
-            path: self.path.clone(),
-            reason: e.to_string(),
-        })
+        decode(&self.path, data)
     }
 
     async fn read(&self) -> RecipeResult<(CounterData, Stat)> {
@@ -191,7 +242,7 @@ impl<C: ZkClient, R: Runtime> Counter<C, R> {
                 Err(e) if e.is_ambiguous() => {
                     ctx.runtime().sleep(policy.delay(attempt)).await;
                     attempt = attempt.saturating_add(1);
-                    match self.fate(guid, stat.version).await {
+                    match self.steps.fate(ctx, &self.path, guid, stat.version).await {
                         Ok(WriteFate::Applied) => return Ok(next.value),
                         Ok(WriteFate::NotApplied) => continue,
                         Ok(WriteFate::Unknown) => return Err(ambiguous(&self.path, delta, "too many writes since")),
@@ -206,17 +257,6 @@ impl<C: ZkClient, R: Runtime> Counter<C, R> {
 
     pub async fn increment(&self) -> RecipeResult<i64> {
         self.add(1).await
-    }
-
-    async fn fate(&self, guid: Guid, base_version: i32) -> RecipeResult<WriteFate> {
-        let ctx = &self.ctx;
-        ctx.retry(|| ctx.client().sync(&self.path)).await?;
-        match ctx.retry(|| ctx.client().get_data(&self.path)).await {
-            Ok((data, stat)) => Ok(fate_of(guid, base_version, &self.decode(&data)?, stat.version)),
-            // Deleted since: whatever happened is unknowable.
-            Err(RecipeError::Zk(ZkError::NoNode)) => Ok(WriteFate::Unknown),
-            Err(e) => Err(e),
-        }
     }
 }
 

@@ -20,8 +20,8 @@ pub mod lock;
 pub mod membership;
 pub mod monitor;
 pub mod nodes;
-/// Deliberately broken recipes for the harness's self-tests; never use in
-/// production.
+// Its own `//!` doc only: an outer doc here would resolve the module doc's
+// links from the crate root, where the planted types are not in scope.
 #[cfg(feature = "planted")]
 pub mod planted;
 pub mod queue;

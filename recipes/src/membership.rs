@@ -19,6 +19,7 @@
 //! let view = member.view_changed(0).await;
 //! ```
 
+use std::marker::PhantomData;
 use std::pin::pin;
 
 use futures::channel::oneshot;
@@ -57,6 +58,24 @@ pub enum MemberStatus {
     Left,
 }
 
+/// The member's one delicate step: what it reports when its session is
+/// Disconnected. [`Exact`] is the correct way; a planted type (feature
+/// `planted`) replaces it and shares every other line with the correct
+/// member.
+pub trait Steps: Clone + Send + Sync + 'static {
+    /// The status to report while Disconnected (`None`: keep the current
+    /// one): Suspended, because the server may be expiring the session.
+    fn on_disconnected(&self) -> Option<MemberStatus> {
+        Some(MemberStatus::Suspended)
+    }
+}
+
+/// The correct step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Exact;
+
+impl Steps for Exact {}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct State {
     status: MemberStatus,
@@ -64,10 +83,12 @@ struct State {
 }
 
 /// A background group member (or, without an id, a group watcher).
-/// Dropping it leaves the group.
-pub struct GroupMember {
+/// Dropping it leaves the group. `S`: how its session's Disconnected is
+/// taken (always [`Exact`] outside the harness's planted types).
+pub struct GroupMember<S = Exact> {
     cell: WatchCell<State>,
     _stop: oneshot::Sender<()>,
+    _steps: PhantomData<fn() -> S>,
 }
 
 impl GroupMember {
@@ -79,12 +100,26 @@ impl GroupMember {
         id: &str,
         data: Vec<u8>,
     ) -> GroupMember {
-        Self::start(connect, rt, group, Some((id.to_string(), data)))
+        Self::join_with_steps(connect, rt, group, id, data, Exact)
     }
 
     /// Follows `group`'s membership without joining it.
     pub fn watch<C: ZkClient, R: Runtime>(connect: impl Connect<C>, rt: R, group: &str) -> GroupMember {
-        Self::start(connect, rt, group, None)
+        Self::start(connect, rt, group, None, Exact)
+    }
+}
+
+impl<S: Steps> GroupMember<S> {
+    /// Like [`GroupMember::join`], its step done as `steps` does it.
+    pub fn join_with_steps<C: ZkClient, R: Runtime>(
+        connect: impl Connect<C>,
+        rt: R,
+        group: &str,
+        id: &str,
+        data: Vec<u8>,
+        steps: S,
+    ) -> Self {
+        Self::start(connect, rt, group, Some((id.to_string(), data)), steps)
     }
 
     fn start<C: ZkClient, R: Runtime>(
@@ -92,7 +127,8 @@ impl GroupMember {
         rt: R,
         group: &str,
         member: Option<(String, Vec<u8>)>,
-    ) -> GroupMember {
+        steps: S,
+    ) -> Self {
         let cell = WatchCell::new(State {
             status: MemberStatus::Joining,
             view: None,
@@ -111,6 +147,7 @@ impl GroupMember {
                     group: group.clone(),
                     member: member.clone(),
                     cell: task_cell.clone(),
+                    steps: steps.clone(),
                 };
                 async move { s.run(stop).await }
             },
@@ -123,7 +160,11 @@ impl GroupMember {
                 true
             });
         });
-        GroupMember { cell, _stop: stop_tx }
+        GroupMember {
+            cell,
+            _stop: stop_tx,
+            _steps: PhantomData,
+        }
     }
 
     pub fn status(&self) -> MemberStatus {
@@ -153,14 +194,15 @@ impl GroupMember {
     pub fn leave(self) {}
 }
 
-struct Session<C, R> {
+struct Session<C, R, S> {
     ctx: Ctx<C, R>,
     group: String,
     member: Option<(String, Vec<u8>)>,
     cell: WatchCell<State>,
+    steps: S,
 }
 
-impl<C: ZkClient, R: Runtime> Session<C, R> {
+impl<C: ZkClient, R: Runtime, S: Steps> Session<C, R, S> {
     fn status(&self, status: MemberStatus) {
         self.cell.update(|s| std::mem::replace(&mut s.status, status) != status);
     }
@@ -217,7 +259,11 @@ impl<C: ZkClient, R: Runtime> Session<C, R> {
                     st = states.changed().fuse() => st,
                 };
                 match state {
-                    SessionState::Disconnected => self.status(MemberStatus::Suspended),
+                    SessionState::Disconnected => {
+                        if let Some(status) = self.steps.on_disconnected() {
+                            self.status(status);
+                        }
+                    }
                     st if st.is_terminal() => break Woken::SessionLost,
                     _ => break Woken::Reconnected,
                 }

@@ -9,12 +9,16 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use zkdst_recipes::lock::Lock;
 use zkdst_recipes::planted::{
-    AdoptAnySession, BlindCreate, ForgetWatchOnDisconnect, NoOrphanCleanup, OneDelete, UnfencedLock, WatchTheHolder,
+    AdoptAnySession, BlindCreate, BlindItemCreate, DuplicateProcessingQueue, ExistsIsAnothers, ForgetWatchOnDisconnect,
+    IgnoreSuspension, LockingQueueRace, LostItemQueue, NoAbdication, NoOrphanCleanup, OneDelete, PlainDelete,
+    PredecessorGoneIsMyTurn, ResetOnWake, RetryAmbiguousSet, UnfencedLock, WatchTheHolder,
 };
 use zkdst_recipes::semaphore::Semaphore;
+use zkdst_recipes::{counter, election, lock, membership, queue};
 
 use crate::scenario::{Consumer, Recipe};
 use crate::variant::Variant;
+use crate::workload::queue::{CLAIM, Q, TAKE};
 use crate::workload::{self as w, Env};
 
 /// A workload client: one per simulated client node.
@@ -119,63 +123,67 @@ pub static RECIPES: &[Entry] = &[
     },
     Entry {
         recipe: Recipe::Queue,
-        client: |e| w::queue::client(e, false).boxed(),
+        client: |e| w::queue::client(e, false, queue::Exact, TAKE, CLAIM).boxed(),
         checkers: &["queue", "liveness"],
-        dirs: &[w::queue::Q],
+        dirs: &[Q],
         planted: &[
             Planted {
                 consumer: Some(Consumer::AtLeastOnce),
                 ..planted(Variant::LockingQueueRace, "locking-queue race", |e| {
-                    w::queue::client(e, false).boxed()
+                    let claim = |c| LockingQueueRace::with_steps(c, Q, ExistsIsAnothers);
+                    w::queue::client(e, false, queue::Exact, TAKE, claim).boxed()
                 })
             },
+            // The claiming consumer where an at-most-once one belongs.
             Planted {
                 consumer: Some(Consumer::AtMostOnce),
                 ..planted(Variant::DuplicateProcessingQueue, "duplicate processing", |e| {
-                    w::queue::client(e, false).boxed()
+                    let take = |c| DuplicateProcessingQueue::new(c, Q);
+                    w::queue::client(e, false, queue::Exact, take, CLAIM).boxed()
                 })
             },
             Planted {
                 consumer: Some(Consumer::AtMostOnce),
                 ..planted(Variant::LostItemQueue, "lost item", |e| {
-                    w::queue::client(e, false).boxed()
+                    let take = |c| LostItemQueue::with_steps(c, Q, PlainDelete);
+                    w::queue::client(e, false, queue::Exact, take, CLAIM).boxed()
                 })
             },
             planted(Variant::DuplicateItemQueue, "duplicate item", |e| {
-                w::queue::client(e, false).boxed()
+                w::queue::client(e, false, BlindItemCreate, TAKE, CLAIM).boxed()
             }),
         ],
     },
     Entry {
         recipe: Recipe::PriorityQueue,
-        client: |e| w::queue::client(e, true).boxed(),
+        client: |e| w::queue::client(e, true, queue::Exact, TAKE, CLAIM).boxed(),
         checkers: &["queue", "liveness"],
-        dirs: &[w::queue::Q],
+        dirs: &[Q],
         planted: &[],
     },
     Entry {
         recipe: Recipe::Election,
-        client: |e| w::election::election(e).boxed(),
+        client: |e| w::election::election(e, lock::Exact).boxed(),
         checkers: &["election", "liveness"],
         dirs: &[w::election::ELECTION],
         planted: &[
             planted(Variant::NoAbdicationElection, "suspended ignored by a leader", |e| {
-                w::election::election(e).boxed()
+                w::election::election(e, NoAbdication).boxed()
             }),
             planted(
                 Variant::PredecessorGoneElection,
                 "predecessor gone taken for leadership",
-                |e| w::election::election(e).boxed(),
+                |e| w::election::election(e, PredecessorGoneIsMyTurn).boxed(),
             ),
         ],
     },
     Entry {
         recipe: Recipe::LeaderLatch,
-        client: |e| w::election::leader_latch(e).boxed(),
+        client: |e| w::election::leader_latch(e, election::latch::Exact).boxed(),
         checkers: &["election", "liveness"],
         dirs: &[w::election::ELECTION],
         planted: &[planted(Variant::ResetLivelockLatch, "reset livelock", |e| {
-            w::election::leader_latch(e).boxed()
+            w::election::leader_latch(e, ResetOnWake).boxed()
         })],
     },
     Entry {
@@ -194,20 +202,20 @@ pub static RECIPES: &[Entry] = &[
     },
     Entry {
         recipe: Recipe::Counter,
-        client: |e| w::misc::counter(e).boxed(),
+        client: |e| w::misc::counter(e, counter::Exact).boxed(),
         checkers: &["counter"],
         dirs: &[],
         planted: &[planted(Variant::DoubleIncrementCounter, "double increment", |e| {
-            w::misc::counter(e).boxed()
+            w::misc::counter(e, RetryAmbiguousSet).boxed()
         })],
     },
     Entry {
         recipe: Recipe::Membership,
-        client: |e| w::misc::membership(e).boxed(),
+        client: |e| w::misc::membership(e, membership::Exact).boxed(),
         checkers: &["membership"],
         dirs: &[],
         planted: &[planted(Variant::SuspendedIgnoredMember, "suspended ignored", |e| {
-            w::misc::membership(e).boxed()
+            w::misc::membership(e, IgnoreSuspension).boxed()
         })],
     },
     Entry {

@@ -8,6 +8,8 @@
 //! lives. When the session ends the latch closes; start a new latch on a
 //! new session.
 
+use std::future::Future;
+use std::marker::PhantomData;
 use std::time::Duration;
 
 use futures::channel::oneshot;
@@ -19,7 +21,7 @@ use crate::ctx::Ctx;
 use crate::election::CANDIDATE_KIND;
 use crate::error::{RecipeError, RecipeResult};
 use crate::lock::core::{blocker_exclusive, wait_turn};
-use crate::lock::steps::Exact;
+use crate::lock::steps::Exact as ExactLock;
 use crate::monitor::{Hold, HoldState, LostReason};
 use crate::nodes::{create_protected, spawn_delete_own, OrphanGuard};
 use crate::runtime::Runtime;
@@ -37,11 +39,52 @@ pub enum LatchState {
     Closed { reason: Option<RecipeError> },
 }
 
+/// The latch's delicate steps: waiting for its turn, and leading until
+/// the leadership ends. Both may end with our node gone
+/// ([`RecipeError::NodeGone`], [`LostReason::NodeDeleted`]), and the latch
+/// then queues again with a new node. [`Exact`] is the correct way; a
+/// planted type (feature `planted`) replaces them and shares every other
+/// line with the correct latch.
+pub trait Steps: Clone + Send + Sync + 'static {
+    /// Waits until our node `me` (a name under `dir`) heads the queue; a
+    /// reconnect re-reads the queue and keeps the node (it survives with
+    /// the session).
+    fn wait_turn<C: ZkClient, R: Runtime>(
+        &self,
+        ctx: &Ctx<C, R>,
+        dir: &str,
+        me: &str,
+        states: &mut StateWatch,
+    ) -> impl Future<Output = RecipeResult<()>> + Send {
+        wait_turn(ctx, &ExactLock, dir, me, &[CANDIDATE_KIND], blocker_exclusive, states)
+    }
+
+    /// Leads until `hold` (on our node at `path`) is lost.
+    fn lead<C: ZkClient, R: Runtime>(
+        &self,
+        _ctx: &Ctx<C, R>,
+        _path: &str,
+        hold: &Hold,
+        _states: &mut StateWatch,
+    ) -> impl Future<Output = LostReason> + Send {
+        hold.lost()
+    }
+}
+
+/// The correct steps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Exact;
+
+impl Steps for Exact {}
+
 /// A background participant in an election. Dropping it (or
-/// [`LeaderLatch::close`]) leaves the election and deletes its node.
-pub struct LeaderLatch {
+/// [`LeaderLatch::close`]) leaves the election and deletes its node. `S`:
+/// how it waits and leads (always [`Exact`] outside the harness's planted
+/// types).
+pub struct LeaderLatch<S = Exact> {
     cell: WatchCell<LatchState>,
     _stop: oneshot::Sender<()>,
+    _steps: PhantomData<fn() -> S>,
 }
 
 impl LeaderLatch {
@@ -53,6 +96,19 @@ impl LeaderLatch {
         data: Vec<u8>,
         grace: Duration,
     ) -> LeaderLatch {
+        Self::start_with_steps(ctx, dir, data, grace, Exact)
+    }
+}
+
+impl<S: Steps> LeaderLatch<S> {
+    /// Like [`LeaderLatch::start`], its steps done as `steps` does them.
+    pub fn start_with_steps<C: ZkClient, R: Runtime>(
+        ctx: &Ctx<C, R>,
+        dir: impl Into<String>,
+        data: Vec<u8>,
+        grace: Duration,
+        steps: S,
+    ) -> Self {
         let cell = WatchCell::new(LatchState::Contending);
         let (stop_tx, stop_rx) = oneshot::channel();
         let grace = grace.min(super::max_grace(ctx.client().session_timeout()));
@@ -62,9 +118,14 @@ impl LeaderLatch {
             data,
             grace,
             cell: cell.clone(),
+            steps,
         };
         ctx.runtime().spawn(run.run(stop_rx));
-        LeaderLatch { cell, _stop: stop_tx }
+        LeaderLatch {
+            cell,
+            _stop: stop_tx,
+            _steps: PhantomData,
+        }
     }
 
     pub fn state(&self) -> LatchState {
@@ -108,12 +169,13 @@ impl LeaderLatch {
     pub fn close(self) {}
 }
 
-struct Participant<C, R> {
+struct Participant<C, R, S> {
     ctx: Ctx<C, R>,
     dir: String,
     data: Vec<u8>,
     grace: Duration,
     cell: WatchCell<LatchState>,
+    steps: S,
 }
 
 enum Turn {
@@ -127,7 +189,7 @@ enum Reconnect {
     Stopped,
 }
 
-impl<C: ZkClient, R: Runtime> Participant<C, R> {
+impl<C: ZkClient, R: Runtime, S: Steps> Participant<C, R, S> {
     fn close(&self, reason: Option<RecipeError>) {
         self.cell.set(LatchState::Closed { reason });
     }
@@ -157,7 +219,7 @@ impl<C: ZkClient, R: Runtime> Participant<C, R> {
             let name = path[path.rfind('/').map_or(0, |i| i + 1)..].to_string();
             let turn = select_biased! {
                 _ = stop => Turn::Stop,
-                r = wait_turn(&self.ctx, &Exact, &self.dir, &name, &[CANDIDATE_KIND], blocker_exclusive, &mut states).fuse() => Turn::Done(r),
+                r = self.steps.wait_turn(&self.ctx, &self.dir, &name, &mut states).fuse() => Turn::Done(r),
             };
             match turn {
                 Turn::Stop => return self.leave(&path),
@@ -204,7 +266,7 @@ impl<C: ZkClient, R: Runtime> Participant<C, R> {
             self.cell.set(LatchState::Leader { token });
             let lost = select_biased! {
                 _ = stop => None,
-                r = hold.lost().fuse() => Some(r),
+                r = self.steps.lead(&self.ctx, &path, &hold, &mut states).fuse() => Some(r),
             };
             drop(hold);
             match lost {

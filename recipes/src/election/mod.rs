@@ -26,7 +26,7 @@
 //! leadership.resign().await?;
 //! ```
 
-mod latch;
+pub mod latch;
 
 pub use latch::{LatchState, LeaderLatch};
 
@@ -36,7 +36,7 @@ use crate::ctx::Ctx;
 use crate::error::{RecipeError, RecipeResult};
 use crate::guid::SeqName;
 use crate::lock::core::{acquire, blocker_exclusive, with_timeout, Contender};
-use crate::lock::steps::Exact;
+use crate::lock::steps::{Exact, Steps};
 use crate::lock::{LockGuard, Released};
 use crate::monitor::{HoldState, LostReason};
 use crate::runtime::Runtime;
@@ -62,19 +62,31 @@ pub struct LeaderInfo {
     pub token: i64,
 }
 
+/// An election among the candidates under one directory. `S`: how the
+/// queue's delicate steps are done (always [`Exact`] outside the harness's
+/// planted types; see [`crate::lock::Steps`]).
 #[derive(Clone)]
-pub struct Election<C, R> {
+pub struct Election<C, R, S = Exact> {
     ctx: Ctx<C, R>,
     dir: String,
     grace: Duration,
+    steps: S,
 }
 
 impl<C: ZkClient, R: Runtime> Election<C, R> {
     pub fn new(ctx: Ctx<C, R>, dir: impl Into<String>) -> Self {
+        Election::with_steps(ctx, dir, Exact)
+    }
+}
+
+impl<C: ZkClient, R: Runtime, S: Steps> Election<C, R, S> {
+    /// An election whose steps are done as `steps` does them.
+    pub fn with_steps(ctx: Ctx<C, R>, dir: impl Into<String>, steps: S) -> Self {
         Election {
             ctx,
             dir: dir.into(),
             grace: Duration::ZERO,
+            steps,
         }
     }
 
@@ -91,40 +103,25 @@ impl<C: ZkClient, R: Runtime> Election<C, R> {
 
     /// Stands for election with `data` (e.g. this node's address) and waits
     /// until elected.
-    pub async fn campaign(&self, data: &[u8]) -> RecipeResult<Leadership<C, R>> {
-        self.campaign_with_grace(data, Some(self.grace)).await
-    }
-
-    /// The campaign, with the leadership's suspension grace as a seam
-    /// (`None`: no limit) for the planted types that break it.
-    pub(crate) async fn campaign_with_grace(
-        &self,
-        data: &[u8],
-        grace: Option<Duration>,
-    ) -> RecipeResult<Leadership<C, R>> {
+    pub async fn campaign(&self, data: &[u8]) -> RecipeResult<Leadership<C, R, S>> {
         let guard = acquire(
             &self.ctx,
-            &Exact,
+            &self.steps,
             Contender {
                 dir: &self.dir,
                 kind: CANDIDATE_KIND,
                 kinds: &[CANDIDATE_KIND],
                 blocker: blocker_exclusive,
                 data,
-                grace,
+                grace: Some(self.grace),
             },
         )
         .await?;
-        Ok(Leadership::from_guard(guard))
-    }
-
-    #[cfg(feature = "planted")]
-    pub(crate) fn ctx(&self) -> &Ctx<C, R> {
-        &self.ctx
+        Ok(Leadership { guard })
     }
 
     /// Like [`Self::campaign`], giving up after `limit`.
-    pub async fn campaign_for(&self, data: &[u8], limit: Duration) -> RecipeResult<Option<Leadership<C, R>>> {
+    pub async fn campaign_for(&self, data: &[u8], limit: Duration) -> RecipeResult<Option<Leadership<C, R, S>>> {
         with_timeout(&self.ctx, limit, self.campaign(data)).await
     }
 
@@ -159,15 +156,11 @@ impl<C: ZkClient, R: Runtime> Election<C, R> {
 
 /// Proof of having been elected, and the way to learn that it ended.
 /// Dropping it resigns (the node is deleted in the background).
-pub struct Leadership<C: ZkClient, R: Runtime> {
-    guard: LockGuard<C, R>,
+pub struct Leadership<C: ZkClient, R: Runtime, S: Steps = Exact> {
+    guard: LockGuard<C, R, S>,
 }
 
-impl<C: ZkClient, R: Runtime> Leadership<C, R> {
-    pub(crate) fn from_guard(guard: LockGuard<C, R>) -> Self {
-        Leadership { guard }
-    }
-
+impl<C: ZkClient, R: Runtime, S: Steps> Leadership<C, R, S> {
     /// The epoch of this leadership: the candidate node's czxid, larger than
     /// every earlier leader's.
     pub fn token(&self) -> i64 {

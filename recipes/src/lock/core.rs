@@ -61,7 +61,7 @@ pub async fn acquire<C: ZkClient, R: Runtime, S: Steps>(
         stat,
         me.sequence,
         states,
-        c.grace,
+        steps.grace(c.grace),
     ))
 }
 
@@ -97,6 +97,7 @@ pub async fn wait_turn<C: ZkClient, R: Runtime, S: Steps>(
             continue;
         }
         match steps.woken(watch, states).await {
+            w if steps.turn_on(&w) => return Ok(()),
             Woken::Node(_) | Woken::Reconnected => continue,
             Woken::SessionLost => return Err(RecipeError::SessionLost),
         }

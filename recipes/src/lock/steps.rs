@@ -1,12 +1,14 @@
 //! The steps of the waiting-queue algorithm where ZooKeeper's ambiguities
 //! bite: naming and creating a contender's node, waking up, cleaning up an
-//! abandoned acquire, deleting the node on release. The exclusive lock and
-//! the semaphore take them as a type parameter whose default, [`Exact`], is
+//! abandoned acquire, deleting the node on release, keeping a hold through
+//! a disconnection. The exclusive lock, the semaphore and the election take
+//! them as a type parameter whose default, [`Exact`], is
 //! the one correct way. A planted type (feature `planted`) replaces one step
 //! with the bug a real library shipped and shares every other line with the
 //! correct recipe, so a detection is a detection of that one step.
 
 use std::future::Future;
+use std::time::Duration;
 
 use crate::ctx::Ctx;
 use crate::error::{RecipeError, RecipeResult};
@@ -74,6 +76,19 @@ pub trait Steps: Clone + Send + Sync + 'static {
     /// reconnect wakes the waiter too, so that it re-reads the queue.
     fn woken(&self, watch: OneshotWatch, states: &mut StateWatch) -> impl Future<Output = Woken> + Send {
         watch_or_session(watch, states)
+    }
+
+    /// Whether a wake-up alone makes it our turn: never. The watched node
+    /// may have gone with a waiter that gave up while the one before it
+    /// still holds, so the queue is read again.
+    fn turn_on(&self, _woken: &Woken) -> bool {
+        false
+    }
+
+    /// How long a hold survives a disconnection (`None`: for ever): the
+    /// recipe's own grace.
+    fn grace(&self, grace: Option<Duration>) -> Option<Duration> {
+        grace
     }
 
     /// Deletes the held node. ConnectionLoss is retried per the policy and

@@ -4,13 +4,20 @@
 //! Each type here reproduces one class of real recipe bug from
 //! `docs/bug-catalogue.md` (Curator, Kazoo, ZooKeeper contrib), as its own
 //! named type beside the correct recipe — never a flag inside the correct
-//! code. The lock family (and the semaphore) are the correct recipe with
-//! one of its [`crate::lock::Steps`] replaced (`lock.rs`); the others still
-//! reimplement the broken operation beside the correct one. A scenario selects one with `workload.variant = "TypeName"`
-//! (`scenarios/planted/*.toml`, hunted by `zkdst bench bugs`); the
-//! planted-bug tests (`scenarios/tests/planted.rs`) run each against the simulated ensemble with the fault that triggers it
-//! and require the checkers to report the violation, while the correct
-//! recipe passes the same seeds.
+//! code. Each is the correct recipe with one of its steps replaced — a
+//! step impl and a type alias — so that a detection is a detection of that
+//! one step: the lock family, the semaphore and the election replace one
+//! of [`crate::lock::Steps`] (`lock.rs`, `leader.rs`), the queues one of
+//! [`crate::queue::Steps`] (`queue.rs`), the latch, the counter and the
+//! group member one of their own (`election.rs`, `counter.rs`,
+//! `membership.rs`). Two are the correct recipe misused: [`UnfencedLock`]
+//! (no fencing token) and [`DuplicateProcessingQueue`] (sold as
+//! exactly-once). A scenario selects one with `workload.variant =
+//! "TypeName"` (`scenarios/planted/*.toml`, hunted by `zkdst bench bugs`);
+//! the planted-bug tests (`scenarios/tests/planted.rs`) run each against
+//! the simulated ensemble with the fault that triggers it and require the
+//! checkers to report the violation, while the correct recipe passes the
+//! same seeds.
 //!
 //! | type | class | real bug |
 //! |---|---|---|
@@ -39,13 +46,16 @@ mod lock;
 mod membership;
 mod queue;
 
-pub use counter::DoubleIncrementCounter;
-pub use election::ResetLivelockLatch;
-pub use leader::{NoAbdicationElection, PredecessorGoneElection};
+pub use counter::{DoubleIncrementCounter, RetryAmbiguousSet};
+pub use election::{ResetLivelockLatch, ResetOnWake};
+pub use leader::{NoAbdication, NoAbdicationElection, PredecessorGoneElection, PredecessorGoneIsMyTurn};
 pub use lock::{
     AdoptAnySession, BlindCreate, CancellationLeakLock, DeleteUnderDisconnectLock, ForgetWatchOnDisconnect, HerdLock,
     LeakedLeaseSemaphore, LostWatchLock, NoOrphanCleanup, OneDelete, StaleSessionLock, UnfencedGuard, UnfencedLock,
     UnprotectedCreateLock, WatchTheHolder,
 };
-pub use membership::SuspendedIgnoredMember;
-pub use queue::{DuplicateItemQueue, DuplicateProcessingQueue, LockingQueueRace, LostItemQueue, PlainClaim};
+pub use membership::{IgnoreSuspension, SuspendedIgnoredMember};
+pub use queue::{
+    BlindItemCreate, DuplicateItemQueue, DuplicateProcessingQueue, ExistsIsAnothers, LockingQueueRace, LostItemQueue,
+    PlainDelete,
+};

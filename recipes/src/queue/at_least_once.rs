@@ -23,17 +23,20 @@ use crate::error::{RecipeError, RecipeResult};
 use crate::lock::core::with_timeout;
 use crate::monitor::{Hold, HoldState, LostReason};
 use crate::nodes::{create_all, delete_own, spawn_delete_own};
-use crate::queue::{ItemName, Layout, QueueItem};
+use crate::queue::{Exact, ItemName, Layout, QueueItem, Steps};
 use crate::runtime::Runtime;
 use crate::wait::{event_or_session, Woken};
 use crate::zk::path::{join, parent};
 use crate::zk::{CreateMode, Op, ZkClient, ZkError, ANY_VERSION};
 
-/// A consumer that completes items only after processing them.
+/// A consumer that completes items only after processing them. `S`: how
+/// an item is claimed (always [`Exact`] outside the harness's planted
+/// types).
 #[derive(Clone)]
-pub struct AtLeastOnceConsumer<C, R> {
+pub struct AtLeastOnceConsumer<C, R, S = Exact> {
     ctx: Ctx<C, R>,
     layout: Layout,
+    steps: S,
 }
 
 /// An item claimed by this consumer. Dropping it without
@@ -49,9 +52,17 @@ pub struct Claimed<C: ZkClient, R: Runtime> {
 
 impl<C: ZkClient, R: Runtime> AtLeastOnceConsumer<C, R> {
     pub fn new(ctx: Ctx<C, R>, root: &str) -> Self {
+        AtLeastOnceConsumer::with_steps(ctx, root, Exact)
+    }
+}
+
+impl<C: ZkClient, R: Runtime, S: Steps> AtLeastOnceConsumer<C, R, S> {
+    /// A consumer whose claim is done as `steps` does it.
+    pub fn with_steps(ctx: Ctx<C, R>, root: &str, steps: S) -> Self {
         AtLeastOnceConsumer {
             ctx,
             layout: Layout::new(root),
+            steps,
         }
     }
 
@@ -150,7 +161,7 @@ impl<C: ZkClient, R: Runtime> AtLeastOnceConsumer<C, R> {
         let ctx = &self.ctx;
         let states = ctx.client().state_watch();
         let claim_path = join(&self.layout.claims, &item.name);
-        if !self.create_claim(&claim_path).await? {
+        if !self.steps.claim(ctx, &self.layout, &claim_path).await? {
             return Ok(None);
         }
         let item_path = join(&self.layout.items, &item.name);
@@ -181,30 +192,34 @@ impl<C: ZkClient, R: Runtime> AtLeastOnceConsumer<C, R> {
             }
         }
     }
+}
 
-    /// Creates our claim; false if another live consumer holds it.
-    async fn create_claim(&self, path: &str) -> RecipeResult<bool> {
-        let ctx = &self.ctx;
-        let me = ctx.session_id().await?;
-        let policy = ctx.retry_policy();
-        let mut attempt = 0;
-        loop {
-            match ctx.client().create(path, &[], CreateMode::Ephemeral).await {
-                Ok(_) => return Ok(true),
-                Err(ZkError::NoNode) => create_all(ctx, &self.layout.claims).await?,
-                Err(ZkError::NodeExists) => {
-                    // Ours if an earlier attempt of ours was applied.
-                    return match ctx.retry(|| ctx.client().exists(path)).await? {
-                        Some(stat) => Ok(stat.ephemeral_owner == me),
-                        None => Ok(false),
-                    };
-                }
-                Err(e) if e.is_ambiguous() && attempt + 1 < policy.max_attempts => {
-                    ctx.runtime().sleep(policy.delay(attempt)).await;
-                    attempt += 1;
-                }
-                Err(e) => return Err(RecipeError::from_zk(e)),
+/// The correct [`Steps::claim`]: creates our claim; false if another live
+/// consumer holds it.
+pub(crate) async fn create_claim<C: ZkClient, R: Runtime>(
+    ctx: &Ctx<C, R>,
+    layout: &Layout,
+    path: &str,
+) -> RecipeResult<bool> {
+    let me = ctx.session_id().await?;
+    let policy = ctx.retry_policy();
+    let mut attempt = 0;
+    loop {
+        match ctx.client().create(path, &[], CreateMode::Ephemeral).await {
+            Ok(_) => return Ok(true),
+            Err(ZkError::NoNode) => create_all(ctx, &layout.claims).await?,
+            Err(ZkError::NodeExists) => {
+                // Ours if an earlier attempt of ours was applied.
+                return match ctx.retry(|| ctx.client().exists(path)).await? {
+                    Some(stat) => Ok(stat.ephemeral_owner == me),
+                    None => Ok(false),
+                };
             }
+            Err(e) if e.is_ambiguous() && attempt + 1 < policy.max_attempts => {
+                ctx.runtime().sleep(policy.delay(attempt)).await;
+                attempt += 1;
+            }
+            Err(e) => return Err(RecipeError::from_zk(e)),
         }
     }
 }

@@ -16,31 +16,34 @@ use crate::ctx::Ctx;
 use crate::error::{RecipeError, RecipeResult};
 use crate::lock::core::with_timeout;
 use crate::nodes::{create_all, spawn_delete_own};
-use crate::queue::{ItemName, Layout, QueueItem};
+use crate::queue::{Exact, ItemName, Layout, QueueItem, Steps};
 use crate::runtime::Runtime;
 use crate::wait::{watch_or_session, Woken};
 use crate::zk::path::join;
 use crate::zk::{CreateMode, Op, ZkClient, ZkError, ANY_VERSION};
 
-/// Outcome of trying to take one item.
-enum Take {
-    Mine(QueueItem),
-    /// Gone or taken by another consumer: try the next.
-    Missed,
-}
-
-/// A consumer that removes each item before handing it out.
+/// A consumer that removes each item before handing it out. `S`: how the
+/// item is removed (always [`Exact`] outside the harness's planted types).
 #[derive(Clone)]
-pub struct AtMostOnceConsumer<C, R> {
+pub struct AtMostOnceConsumer<C, R, S = Exact> {
     ctx: Ctx<C, R>,
     layout: Layout,
+    steps: S,
 }
 
 impl<C: ZkClient, R: Runtime> AtMostOnceConsumer<C, R> {
     pub fn new(ctx: Ctx<C, R>, root: &str) -> Self {
+        AtMostOnceConsumer::with_steps(ctx, root, Exact)
+    }
+}
+
+impl<C: ZkClient, R: Runtime, S: Steps> AtMostOnceConsumer<C, R, S> {
+    /// A consumer whose take is done as `steps` does it.
+    pub fn with_steps(ctx: Ctx<C, R>, root: &str, steps: S) -> Self {
         AtMostOnceConsumer {
             ctx,
             layout: Layout::new(root),
+            steps,
         }
     }
 
@@ -88,91 +91,109 @@ impl<C: ZkClient, R: Runtime> AtMostOnceConsumer<C, R> {
 
     async fn take_first(&self, children: &[String]) -> RecipeResult<Option<QueueItem>> {
         for item in ItemName::parse_sorted(children) {
-            if let Take::Mine(i) = self.take_one(item).await? {
+            if let Some(i) = self.take_one(item).await? {
                 return Ok(Some(i));
             }
         }
         Ok(None)
     }
 
-    async fn take_one(&self, item: ItemName) -> RecipeResult<Take> {
+    /// The item if we took it; `None` if it is gone or another consumer
+    /// took it (try the next).
+    async fn take_one(&self, item: ItemName) -> RecipeResult<Option<QueueItem>> {
         let ctx = &self.ctx;
         let path = join(&self.layout.items, &item.name);
         let (data, stat) = match ctx.retry(|| ctx.client().get_data(&path)).await {
             Ok(r) => r,
-            Err(RecipeError::Zk(ZkError::NoNode)) => return Ok(Take::Missed),
+            Err(RecipeError::Zk(ZkError::NoNode)) => return Ok(None),
             Err(e) => return Err(e),
         };
-        let taken = join(&self.layout.taken, &item.name);
-        let guid = ctx.next_guid().await?;
-        let ops = vec![
-            Op::Delete {
-                path: path.clone(),
-                version: ANY_VERSION,
-            },
-            Op::Create {
-                path: taken.clone(),
-                data: guid.to_string().into_bytes(),
-                mode: CreateMode::Ephemeral,
-            },
-        ];
-        let found = QueueItem {
+        let mine = self.steps.take(ctx, &self.layout, &item).await?;
+        Ok(mine.then(|| QueueItem {
             id: item.guid.to_string(),
-            name: item.name.clone(),
+            name: item.name,
             priority: item.priority,
             data,
             czxid: stat.czxid,
-        };
-        let policy = ctx.retry_policy();
-        let mut attempt = 0;
-        loop {
-            match ctx.client().multi(ops.clone()).await {
-                Ok(_) => {
-                    spawn_delete_own(ctx, &taken);
-                    return Ok(Take::Mine(found));
-                }
-                // The item is gone before our multi: not ours, provably.
-                Err(e) if e.error == ZkError::NoNode && e.index == 0 => return Ok(Take::Missed),
-                Err(e) if e.error == ZkError::NoNode => create_all(ctx, &self.layout.taken).await?,
-                Err(e) if e.error.is_ambiguous() => {
-                    ctx.runtime().sleep(policy.delay(attempt)).await;
-                    attempt = attempt.saturating_add(1);
-                    match self.resolve(&path, &taken, guid.session).await {
-                        Ok(Some(true)) => {
-                            spawn_delete_own(ctx, &taken);
-                            return Ok(Take::Mine(found));
-                        }
-                        Ok(Some(false)) => return Ok(Take::Missed),
-                        Ok(None) => continue,
-                        Err(e) if e.is_session_lost() => return Err(lost_item(&found)),
-                        Err(e) => return Err(e),
-                    }
-                }
-                Err(e) if e.error.is_session_lost() && attempt > 0 => return Err(lost_item(&found)),
-                Err(e) => return Err(RecipeError::from_zk(e.error)),
-            }
-        }
+        }))
     }
+}
 
-    /// After an ambiguous take: `Some(true)` ours, `Some(false)` another
-    /// consumer's, `None` not applied (the item is still there).
-    async fn resolve(&self, item: &str, taken: &str, session: i64) -> RecipeResult<Option<bool>> {
-        let ctx = &self.ctx;
-        ctx.retry(|| ctx.client().sync(&self.layout.items)).await?;
-        if let Some(stat) = ctx.retry(|| ctx.client().exists(taken)).await? {
-            // Another owner can only mean another consumer's marker.
-            return Ok(Some(stat.ephemeral_owner == session));
-        }
-        match ctx.retry(|| ctx.client().exists(item)).await? {
-            Some(_) => Ok(None),
-            None => Ok(Some(false)),
+/// The correct [`Steps::take`]: the item's delete and our `taken/` marker
+/// in one `multi`; after ConnectionLoss the marker tells whose it was.
+pub(crate) async fn take_marked<C: ZkClient, R: Runtime>(
+    ctx: &Ctx<C, R>,
+    layout: &Layout,
+    item: &ItemName,
+) -> RecipeResult<bool> {
+    let path = join(&layout.items, &item.name);
+    let taken = join(&layout.taken, &item.name);
+    let guid = ctx.next_guid().await?;
+    let ops = vec![
+        Op::Delete {
+            path: path.clone(),
+            version: ANY_VERSION,
+        },
+        Op::Create {
+            path: taken.clone(),
+            data: guid.to_string().into_bytes(),
+            mode: CreateMode::Ephemeral,
+        },
+    ];
+    let policy = ctx.retry_policy();
+    let mut attempt = 0;
+    loop {
+        match ctx.client().multi(ops.clone()).await {
+            Ok(_) => {
+                spawn_delete_own(ctx, &taken);
+                return Ok(true);
+            }
+            // The item is gone before our multi: not ours, provably.
+            Err(e) if e.error == ZkError::NoNode && e.index == 0 => return Ok(false),
+            Err(e) if e.error == ZkError::NoNode => create_all(ctx, &layout.taken).await?,
+            Err(e) if e.error.is_ambiguous() => {
+                ctx.runtime().sleep(policy.delay(attempt)).await;
+                attempt = attempt.saturating_add(1);
+                match resolve(ctx, layout, &path, &taken, guid.session).await {
+                    Ok(Some(true)) => {
+                        spawn_delete_own(ctx, &taken);
+                        return Ok(true);
+                    }
+                    Ok(Some(false)) => return Ok(false),
+                    Ok(None) => continue,
+                    Err(e) if e.is_session_lost() => return Err(lost_item(item)),
+                    Err(e) => return Err(e),
+                }
+            }
+            Err(e) if e.error.is_session_lost() && attempt > 0 => return Err(lost_item(item)),
+            Err(e) => return Err(RecipeError::from_zk(e.error)),
         }
     }
 }
 
-fn lost_item(item: &QueueItem) -> RecipeError {
+/// After an ambiguous take: `Some(true)` ours, `Some(false)` another
+/// consumer's, `None` not applied (the item is still there).
+async fn resolve<C: ZkClient, R: Runtime>(
+    ctx: &Ctx<C, R>,
+    layout: &Layout,
+    item: &str,
+    taken: &str,
+    session: i64,
+) -> RecipeResult<Option<bool>> {
+    ctx.retry(|| ctx.client().sync(&layout.items)).await?;
+    if let Some(stat) = ctx.retry(|| ctx.client().exists(taken)).await? {
+        // Another owner can only mean another consumer's marker.
+        return Ok(Some(stat.ephemeral_owner == session));
+    }
+    match ctx.retry(|| ctx.client().exists(item)).await? {
+        Some(_) => Ok(None),
+        None => Ok(Some(false)),
+    }
+}
+
+fn lost_item(item: &ItemName) -> RecipeError {
     RecipeError::Ambiguous(format!(
         "item {} ({}) may have been removed by this consumer; the session ended before it could tell",
-        item.id, item.name
+        item.guid, item.name
     ))
 }

@@ -32,10 +32,12 @@
 mod at_least_once;
 mod at_most_once;
 mod names;
+mod steps;
 
 pub use at_least_once::{AtLeastOnceConsumer, Claimed};
 pub use at_most_once::AtMostOnceConsumer;
 pub use names::ItemName;
+pub use steps::{Exact, Steps};
 
 use crate::ctx::Ctx;
 use crate::error::{RecipeError, RecipeResult};
@@ -60,7 +62,7 @@ pub struct QueueItem {
 
 /// The paths of one queue.
 #[derive(Debug, Clone)]
-pub(crate) struct Layout {
+pub struct Layout {
     pub items: String,
     pub enq: String,
     pub taken: String,
@@ -78,18 +80,28 @@ impl Layout {
     }
 }
 
-/// The producer side of a queue.
+/// The producer side of a queue. `S`: how its item is written (always
+/// [`Exact`] outside the harness's planted types).
 #[derive(Clone)]
-pub struct Queue<C, R> {
+pub struct Queue<C, R, S = Exact> {
     ctx: Ctx<C, R>,
     layout: Layout,
+    steps: S,
 }
 
 impl<C: ZkClient, R: Runtime> Queue<C, R> {
     pub fn new(ctx: Ctx<C, R>, root: &str) -> Self {
+        Queue::with_steps(ctx, root, Exact)
+    }
+}
+
+impl<C: ZkClient, R: Runtime, S: Steps> Queue<C, R, S> {
+    /// A producer whose item is written as `steps` does it.
+    pub fn with_steps(ctx: Ctx<C, R>, root: &str, steps: S) -> Self {
         Queue {
             ctx,
             layout: Layout::new(root),
+            steps,
         }
     }
 
@@ -105,62 +117,9 @@ impl<C: ZkClient, R: Runtime> Queue<C, R> {
     /// If the session ends before that can be told, the result is
     /// [`RecipeError::Ambiguous`].
     pub async fn enqueue_with_priority(&self, data: &[u8], priority: i32) -> RecipeResult<String> {
-        let ctx = &self.ctx;
-        let guid = ctx.next_guid().await?;
-        let marker = join(&self.layout.enq, &guid.to_string());
-        let item = join(&self.layout.items, &ItemName::prefix(priority, &guid));
-        let ops = vec![
-            Op::Create {
-                path: marker.clone(),
-                data: Vec::new(),
-                mode: CreateMode::Ephemeral,
-            },
-            Op::Create {
-                path: item,
-                data: data.to_vec(),
-                mode: CreateMode::PersistentSequential,
-            },
-        ];
-        let policy = ctx.retry_policy();
-        let mut ambiguous = false;
-        let mut attempt = 0;
-        loop {
-            match ctx.client().multi(ops.clone()).await {
-                Ok(_) => {
-                    spawn_delete_own(ctx, &marker);
-                    return Ok(guid.to_string());
-                }
-                Err(e) if e.error == ZkError::NoNode => {
-                    create_all(ctx, &self.layout.enq).await?;
-                    create_all(ctx, &self.layout.items).await?;
-                }
-                Err(e) if e.error.is_ambiguous() && attempt + 1 < policy.max_attempts => {
-                    ambiguous = true;
-                    ctx.runtime().sleep(policy.delay(attempt)).await;
-                    match self.marker_present(&marker, &guid).await {
-                        Ok(true) => {
-                            spawn_delete_own(ctx, &marker);
-                            return Ok(guid.to_string());
-                        }
-                        Ok(false) => {}
-                        Err(e) if e.is_session_lost() => return Err(ambiguous_enqueue(&guid)),
-                        Err(e) => return Err(e),
-                    }
-                }
-                Err(e) if e.error.is_session_lost() && ambiguous => return Err(ambiguous_enqueue(&guid)),
-                Err(e) if e.error.is_ambiguous() => return Err(ambiguous_enqueue(&guid)),
-                Err(e) => return Err(RecipeError::from_zk(e.error)),
-            }
-            attempt += 1;
-        }
-    }
-
-    /// Whether our enqueue's marker exists (so the multi was applied).
-    async fn marker_present(&self, marker: &str, guid: &Guid) -> RecipeResult<bool> {
-        let ctx = &self.ctx;
-        ctx.retry(|| ctx.client().sync(&self.layout.enq)).await?;
-        let stat = ctx.retry(|| ctx.client().exists(marker)).await?;
-        Ok(stat.is_some_and(|s| s.ephemeral_owner == guid.session))
+        let guid = self.ctx.next_guid().await?;
+        self.steps.put(&self.ctx, &self.layout, &guid, data, priority).await?;
+        Ok(guid.to_string())
     }
 
     /// Number of items (claimed ones included).
@@ -186,6 +145,77 @@ impl<C: ZkClient, R: Runtime> Queue<C, R> {
     pub async fn is_empty(&self) -> RecipeResult<bool> {
         Ok(self.len().await? == 0)
     }
+}
+
+/// The correct [`Steps::put`].
+///
+/// ConnectionLoss is resolved through the producer marker: present means
+/// applied, absent (after `sync`) means not applied and safe to retry.
+pub(crate) async fn put_exactly_once<C: ZkClient, R: Runtime>(
+    ctx: &Ctx<C, R>,
+    layout: &Layout,
+    guid: &Guid,
+    data: &[u8],
+    priority: i32,
+) -> RecipeResult<()> {
+    let marker = join(&layout.enq, &guid.to_string());
+    let item = join(&layout.items, &ItemName::prefix(priority, guid));
+    let ops = vec![
+        Op::Create {
+            path: marker.clone(),
+            data: Vec::new(),
+            mode: CreateMode::Ephemeral,
+        },
+        Op::Create {
+            path: item,
+            data: data.to_vec(),
+            mode: CreateMode::PersistentSequential,
+        },
+    ];
+    let policy = ctx.retry_policy();
+    let mut ambiguous = false;
+    let mut attempt = 0;
+    loop {
+        match ctx.client().multi(ops.clone()).await {
+            Ok(_) => {
+                spawn_delete_own(ctx, &marker);
+                return Ok(());
+            }
+            Err(e) if e.error == ZkError::NoNode => {
+                create_all(ctx, &layout.enq).await?;
+                create_all(ctx, &layout.items).await?;
+            }
+            Err(e) if e.error.is_ambiguous() && attempt + 1 < policy.max_attempts => {
+                ambiguous = true;
+                ctx.runtime().sleep(policy.delay(attempt)).await;
+                match marker_present(ctx, layout, &marker, guid).await {
+                    Ok(true) => {
+                        spawn_delete_own(ctx, &marker);
+                        return Ok(());
+                    }
+                    Ok(false) => {}
+                    Err(e) if e.is_session_lost() => return Err(ambiguous_enqueue(guid)),
+                    Err(e) => return Err(e),
+                }
+            }
+            Err(e) if e.error.is_session_lost() && ambiguous => return Err(ambiguous_enqueue(guid)),
+            Err(e) if e.error.is_ambiguous() => return Err(ambiguous_enqueue(guid)),
+            Err(e) => return Err(RecipeError::from_zk(e.error)),
+        }
+        attempt += 1;
+    }
+}
+
+/// Whether our enqueue's marker exists (so the multi was applied).
+async fn marker_present<C: ZkClient, R: Runtime>(
+    ctx: &Ctx<C, R>,
+    layout: &Layout,
+    marker: &str,
+    guid: &Guid,
+) -> RecipeResult<bool> {
+    ctx.retry(|| ctx.client().sync(&layout.enq)).await?;
+    let stat = ctx.retry(|| ctx.client().exists(marker)).await?;
+    Ok(stat.is_some_and(|s| s.ephemeral_owner == guid.session))
 }
 
 fn ambiguous_enqueue(guid: &Guid) -> RecipeError {

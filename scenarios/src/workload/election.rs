@@ -13,11 +13,11 @@ use futures::{pin_mut, select_biased, FutureExt};
 use madsim::time::Instant;
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
-use zkdst_recipes::election::LatchState;
+use zkdst_recipes::election::{latch, Election, LatchState, LeaderLatch};
+use zkdst_recipes::lock::Steps;
 use zkdst_recipes::zk::ZkClient;
 use zkdst_sim::client::SimClient;
 
-use super::misc_variants::{AnyElection, AnyLatch};
 use super::Env;
 
 pub(crate) const ELECTION: &str = "/elections/e";
@@ -129,18 +129,19 @@ async fn serve(
     }
 }
 
-pub async fn election(mut env: Env) {
+/// The election's workload; `steps` as its queue does them (the correct
+/// election's, or a planted type's).
+pub async fn election<S: Steps>(mut env: Env, steps: S) {
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
     // Election's default suspension grace is zero.
     env.rec.set_meta("leader_grace_ms", "0");
-    let variant = env.scenario.workload.variant;
-    let mut e = AnyElection::new(variant, ctx.clone(), ELECTION);
+    let mut e = Election::with_steps(ctx.clone(), ELECTION, steps.clone());
     let data = format!("client{}", env.id).into_bytes();
     while env.running() {
         if zk.state().is_terminal() {
             env.renew(&mut zk, &mut ctx);
-            e = AnyElection::new(variant, ctx.clone(), ELECTION);
+            e = Election::with_steps(ctx.clone(), ELECTION, steps.clone());
         }
         let id = env.invoke(
             Some(&zk),
@@ -148,8 +149,9 @@ pub async fn election(mut env: Env) {
                 election: ELECTION.into(),
             },
         );
-        let limit = env.patience();
-        match e.campaign(&data, limit).await {
+        let forever = Duration::from_secs(u32::MAX as u64);
+        let limit = env.patience().unwrap_or(forever);
+        match e.campaign_for(&data, limit).await {
             Ok(Some(l)) => {
                 let token = l.token();
                 env.ok(id, Value::Token { token });
@@ -173,7 +175,8 @@ pub async fn election(mut env: Env) {
     }
 }
 
-pub async fn leader_latch(mut env: Env) {
+/// The leader latch's workload; `steps` as the latch waits and leads.
+pub async fn leader_latch<S: latch::Steps>(mut env: Env, steps: S) {
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
     let asked = Duration::from_millis(env.session_timeout_ms as u64 / 3);
@@ -186,7 +189,7 @@ pub async fn leader_latch(mut env: Env) {
     while env.running() {
         env.renew(&mut zk, &mut ctx);
         let data = format!("client{}", env.id).into_bytes();
-        let latch = AnyLatch::start(env.scenario.workload.variant, &ctx, ELECTION, data, asked);
+        let latch = LeaderLatch::start_with_steps(&ctx, ELECTION, data, asked, steps.clone());
         let id = env.invoke(
             Some(&zk),
             Op::Campaign {

@@ -6,19 +6,22 @@ use madsim::time::Instant;
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
 use zkdst_recipes::config::{publish, WatchedValue};
+use zkdst_recipes::counter::{self, Counter};
+use zkdst_recipes::membership::{self, GroupMember};
 use zkdst_recipes::two_phase::{Coordinator, Decision, Site};
 use zkdst_sim::runtime::SimRuntime;
 
-use super::misc_variants::{AnyCounter, AnyMember};
 use super::Env;
 
-pub async fn counter(mut env: Env) {
+/// The counter's workload; `steps` resolve its ambiguous writes (the
+/// correct counter's, or a planted type's).
+pub async fn counter<S: counter::Steps>(mut env: Env, steps: S) {
     const C: &str = "/counters/c";
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
     while env.running() {
         env.renew(&mut zk, &mut ctx);
-        let c = AnyCounter::new(env.scenario.workload.variant, ctx.clone(), C);
+        let c = Counter::with_steps(ctx.clone(), C, steps.clone());
         if env.rng.gen_bool(0.7) {
             let id = env.invoke(
                 Some(&zk),
@@ -33,7 +36,7 @@ pub async fn counter(mut env: Env) {
             }
         } else {
             let id = env.invoke(Some(&zk), Op::CounterRead { counter: C.into() });
-            match c.get().await {
+            match c.get().await.map(|(v, _)| v) {
                 Ok(v) => env.ok(id, Value::Int { value: v }),
                 Err(e) => env.err(id, &e),
             }
@@ -54,15 +57,18 @@ async fn final_barrier(env: &Env, key: &str) {
     madsim::time::sleep(Duration::from_millis(env.session_timeout_ms as u64 * 2)).await;
 }
 
-pub async fn membership(mut env: Env) {
+/// The group member's workload (or, with `workload.partitions`, the
+/// partitioner's); `steps` as the member takes a disconnection.
+pub async fn membership<S: membership::Steps>(mut env: Env, steps: S) {
     if env.scenario.workload.partitions.is_some() {
-        return super::partitioner::client(env).await;
+        return super::partitioner::client(env, steps).await;
     }
     const G: &str = "/groups/g";
     let me = format!("m{}", env.id);
-    let mut member: Option<AnyMember> = None;
-    let variant = env.scenario.workload.variant;
-    let members = |env: &mut Env, m: &AnyMember| {
+    let mut member: Option<GroupMember<S>> = None;
+    let join =
+        |env: &Env| GroupMember::join_with_steps(env.connector(), SimRuntime::new(), G, &me, Vec::new(), steps.clone());
+    let members = |env: &mut Env, m: &GroupMember<S>| {
         let id = env.invoke(None, Op::Members { group: G.into() });
         match m.view() {
             Some(v) => env.ok(id, Value::Names { names: v.members }),
@@ -72,7 +78,7 @@ pub async fn membership(mut env: Env) {
     while env.running() {
         match member.take() {
             None => {
-                let m = AnyMember::join(variant, env.connector(), G, &me);
+                let m = join(&env);
                 let id = env.invoke(
                     None,
                     Op::Join {
@@ -107,7 +113,7 @@ pub async fn membership(mut env: Env) {
     let m = match member {
         Some(m) => m,
         None => {
-            let m = AnyMember::join(variant, env.connector(), G, &me);
+            let m = join(&env);
             let id = env.invoke(
                 None,
                 Op::Join {

@@ -3,16 +3,15 @@
 //! recipe-level operations in the history for the checkers.
 
 pub(crate) mod barrier;
+mod consume;
 mod contend;
 pub(crate) mod election;
 pub(crate) mod ensemble;
 pub(crate) mod locks;
 pub(crate) mod misc;
-mod misc_variants;
 mod new_session;
 mod partitioner;
 pub(crate) mod queue;
-mod queue_variants;
 pub(crate) mod revocable;
 
 use std::collections::BTreeMap;

@@ -14,18 +14,18 @@ use std::time::Duration;
 
 use madsim::time::Instant;
 use zkdst_checker::history::{Op, Value};
-use zkdst_recipes::membership::MemberStatus;
+use zkdst_recipes::membership::{GroupMember, MemberStatus, Steps};
+use zkdst_sim::runtime::SimRuntime;
 
-use super::misc_variants::AnyMember;
 use super::Env;
 
 const G: &str = "/groups/partitioned";
 
-pub async fn client(mut env: Env) {
+pub async fn client<S: Steps>(mut env: Env, steps: S) {
     let partitions = env.scenario.workload.partitions.unwrap_or(1);
     let me = format!("m{}", env.id);
     let heal = env.stop - Duration::from_secs(env.scenario.workload.liveness_s);
-    let m = AnyMember::join(env.scenario.workload.variant, env.connector(), G, &me);
+    let m = GroupMember::join_with_steps(env.connector(), SimRuntime::new(), G, &me, Vec::new(), steps);
     let mut saw_all = false;
     while Instant::now() < heal {
         madsim::time::sleep(Duration::from_millis(200)).await;

@@ -2,18 +2,28 @@
 //! priority queue); consumers take them (at-most-once: delete then
 //! process; at-least-once: claim, process, complete). After the workload
 //! stops, consumers drain the queue, so the checker may decide loss.
+//! The producer's steps and both consumers are parameters: the correct
+//! recipe's, or a planted type in the place of one of them.
 
 use std::time::Duration;
 
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
-use zkdst_recipes::queue::{Queue, QueueItem};
+use zkdst_recipes::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, Queue, QueueItem, Steps};
+use zkdst_sim::client::SimClient;
+use zkdst_sim::runtime::SimRuntime;
 
-use super::queue_variants::{self, Taken};
+use super::consume::{Consume, MakeConsumer, Taken};
 use super::Env;
 use crate::scenario::Consumer;
 
 pub(crate) const Q: &str = "/queues/q";
+
+/// The correct at-most-once consumer.
+pub(crate) const TAKE: MakeConsumer<AtMostOnceConsumer<SimClient, SimRuntime>> = |c| AtMostOnceConsumer::new(c, Q);
+
+/// The correct at-least-once consumer.
+pub(crate) const CLAIM: MakeConsumer<AtLeastOnceConsumer<SimClient, SimRuntime>> = |c| AtLeastOnceConsumer::new(c, Q);
 
 /// Producers hold back while the queue is longer than this, so the backlog
 /// stays drainable: three consumers under faults take items more slowly
@@ -29,15 +39,26 @@ fn producers(env: &Env) -> u32 {
         .clamp(1, env.clients.saturating_sub(1).max(1))
 }
 
-pub async fn client(env: Env, priority: bool) {
+/// A producer writing items as `steps` does, or a consumer: the
+/// scenario's `workload.consumer` picks `at_most_once` or `at_least_once`.
+pub async fn client<S: Steps, M: Consume, L: Consume>(
+    env: Env,
+    priority: bool,
+    steps: S,
+    at_most_once: MakeConsumer<M>,
+    at_least_once: MakeConsumer<L>,
+) {
     if env.id < producers(&env) {
-        produce(env, priority).await
+        produce(env, priority, steps).await
     } else {
-        consume(env).await
+        match env.scenario.workload.consumer {
+            Consumer::AtMostOnce => consume(env, at_most_once, "nothing to take").await,
+            Consumer::AtLeastOnce => consume(env, at_least_once, "nothing to claim").await,
+        }
     }
 }
 
-async fn produce(mut env: Env, priority: bool) {
+async fn produce<S: Steps>(mut env: Env, priority: bool, steps: S) {
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
     let mut n = 0;
@@ -46,7 +67,7 @@ async fn produce(mut env: Env, priority: bool) {
         n += 1;
         let item = format!("p{}-{n}", env.id);
         let prio: i32 = if priority { env.rng.gen_range(0..3) } else { 0 };
-        let q = Queue::new(ctx.clone(), Q);
+        let q = Queue::with_steps(ctx.clone(), Q, steps.clone());
         // Backpressure (not recorded: the workload's pacing, not an op).
         // One `exists` per look, as a producer application would pace
         // itself: listing the whole queue each time made the listings most
@@ -65,7 +86,7 @@ async fn produce(mut env: Env, priority: bool) {
                 priority: prio as i64,
             },
         );
-        match queue_variants::enqueue(env.scenario.workload.variant, &ctx, Q, item.as_bytes(), prio).await {
+        match q.enqueue_with_priority(item.as_bytes(), prio).await {
             Ok(_) => env.ok(id, Value::Unit),
             Err(e) => env.err(id, &e),
         }
@@ -81,7 +102,7 @@ fn item_value(i: &QueueItem) -> Value {
     }
 }
 
-async fn consume(mut env: Env) {
+async fn consume<T: Consume>(mut env: Env, make: MakeConsumer<T>, none: &str) {
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
     let nprod = producers(&env) as i64;
@@ -102,17 +123,12 @@ async fn consume(mut env: Env) {
         }
         env.renew(&mut zk, &mut ctx);
         let id = env.invoke(Some(&zk), Op::Dequeue { queue: Q.into() });
-        let variant = env.scenario.workload.variant;
-        let (taken, none) = match env.scenario.workload.consumer {
-            Consumer::AtMostOnce => (queue_variants::take(variant, &ctx, Q).await, "nothing to take"),
-            Consumer::AtLeastOnce => (queue_variants::claim(variant, &ctx, Q).await, "nothing to claim"),
-        };
-        match taken {
+        match make(ctx.clone()).try_take().await {
             Ok(Some(t)) => {
                 env.ok(id, item_value(t.item()));
                 // At-most-once items are gone already: processing them is
                 // only worth simulating while the workload runs.
-                if running || matches!(t, Taken::Claimed(_) | Taken::Plain(_)) {
+                if running || t.claimed() {
                     env.hold().await;
                 }
                 let _ = t.complete().await;

@@ -1,0 +1,73 @@
+//! The queue's consumers as the workload drives them: any type that hands
+//! out items (the correct at-most-once or at-least-once consumer, or one
+//! with a planted step), so that a planted scenario and its correct twin
+//! run the very same workload code.
+
+use std::future::Future;
+
+use zkdst_recipes::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, Claimed, QueueItem, Steps};
+use zkdst_recipes::RecipeResult;
+use zkdst_sim::client::SimClient;
+use zkdst_sim::runtime::SimRuntime;
+
+use super::SimCtx;
+
+type R = SimRuntime;
+
+/// Makes a client's consumer on a session.
+pub type MakeConsumer<T> = fn(SimCtx) -> T;
+
+/// A queue consumer.
+pub trait Consume: Send + Sync + 'static {
+    type Taken: Taken;
+    /// Takes (or claims) the head item, `None` if there is none.
+    fn try_take(&self) -> impl Future<Output = RecipeResult<Option<Self::Taken>>> + Send;
+}
+
+/// An item handed to a consumer.
+pub trait Taken: Send + 'static {
+    fn item(&self) -> &QueueItem;
+    /// Still in the queue until completed (a claim), so processing it is
+    /// worth simulating even while the queue drains.
+    fn claimed(&self) -> bool;
+    fn complete(self) -> impl Future<Output = RecipeResult<()>> + Send;
+}
+
+impl<S: Steps> Consume for AtMostOnceConsumer<SimClient, R, S> {
+    type Taken = QueueItem;
+    async fn try_take(&self) -> RecipeResult<Option<QueueItem>> {
+        AtMostOnceConsumer::try_take(self).await
+    }
+}
+
+impl<S: Steps> Consume for AtLeastOnceConsumer<SimClient, R, S> {
+    type Taken = Claimed<SimClient, R>;
+    async fn try_take(&self) -> RecipeResult<Option<Self::Taken>> {
+        AtLeastOnceConsumer::try_claim(self).await
+    }
+}
+
+/// Gone from the queue already (at-most-once): nothing to complete.
+impl Taken for QueueItem {
+    fn item(&self) -> &QueueItem {
+        self
+    }
+    fn claimed(&self) -> bool {
+        false
+    }
+    async fn complete(self) -> RecipeResult<()> {
+        Ok(())
+    }
+}
+
+impl Taken for Claimed<SimClient, R> {
+    fn item(&self) -> &QueueItem {
+        Claimed::item(self)
+    }
+    fn claimed(&self) -> bool {
+        true
+    }
+    async fn complete(self) -> RecipeResult<()> {
+        Claimed::complete(self).await
+    }
+}
