@@ -5,7 +5,6 @@
 //! its `Recipe` word); adding a planted variant is one line in its
 //! recipe's entry (and its `Variant` word).
 
-use futures::future::BoxFuture;
 use futures::FutureExt;
 use zkdst_recipes::lock::Lock;
 use zkdst_recipes::planted::{
@@ -19,10 +18,9 @@ use zkdst_recipes::{counter, election, lock, membership, queue};
 use crate::scenario::{Consumer, Recipe};
 use crate::variant::Variant;
 use crate::workload::queue::{CLAIM, Q, TAKE};
-use crate::workload::{self as w, Env};
+use crate::workload::{self as w};
 
-/// A workload client: one per simulated client node.
-pub type Client = fn(Env) -> BoxFuture<'static, ()>;
+pub use crate::workload::Client;
 
 /// One recipe, as the harness knows it.
 pub struct Entry {
@@ -258,6 +256,25 @@ pub fn client(recipe: Recipe, variant: Option<Variant>) -> Client {
     }
 }
 
+/// What the registry knows of a planted variant.
+impl Variant {
+    /// The recipe this type is a broken version of.
+    pub fn recipe(self) -> Recipe {
+        planted_entry(self).0.recipe
+    }
+
+    /// The queue consumer the type replaces (queue variants that replace a
+    /// consumer; the others run with either).
+    pub fn consumer(self) -> Option<Consumer> {
+        planted_entry(self).1.consumer
+    }
+
+    /// The bug class of `docs/bug-catalogue.md`.
+    pub fn class(self) -> &'static str {
+        planted_entry(self).1.class
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,6 +291,8 @@ mod tests {
                 .sum();
             assert_eq!(n, 1, "{v}");
         }
+        let classes: std::collections::BTreeSet<&str> = Variant::ALL.iter().map(|v| v.class()).collect();
+        assert_eq!(classes.len(), Variant::ALL.len(), "one bug class per variant");
         for e in RECIPES {
             for c in e.checkers {
                 assert!(zkdst_checker::properties::lookup(c).is_ok(), "{}: {c}", e.recipe);

@@ -21,7 +21,7 @@ use crate::runner::{repro_line, run, RunVerdict};
 use crate::scenario::Scenario;
 
 /// The file `zkdst regress` uses unless told otherwise.
-pub const DEFAULT_FILE: &str = "scenarios/regressions.toml";
+pub use crate::scenario::REGRESSIONS_FILE as DEFAULT_FILE;
 
 /// One regression seed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -225,7 +225,17 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan) -> SimResult {
     let stop = t0 + Duration::from_millis(fault_ms + sc.workload.liveness_s * 1000);
     let registry: ClientRegistry = Arc::new(Mutex::new(BTreeMap::new()));
     let shared = Arc::new(Shared::default());
-    let workers = workload::spawn(&mut c, &sc, seed, plan.max_ops_per_client, stop, &registry, &shared);
+    let client = crate::registry::client(sc.workload.recipe, sc.workload.variant);
+    let workers = workload::spawn(
+        client,
+        &mut c,
+        &sc,
+        seed,
+        plan.max_ops_per_client,
+        stop,
+        &registry,
+        &shared,
+    );
 
     nemesis::run_plan(&mut c, &plan, &registry, t0, fault_ms, &mut stats).await;
     c.heal_all();

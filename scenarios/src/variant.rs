@@ -1,11 +1,10 @@
 //! Planted variants: a scenario's `workload.variant` names one of the
 //! deliberately broken recipe types of `zkdst_recipes::planted` to run in
 //! place of the correct recipe, with the same workload. What each is (its
-//! recipe, bug class, client) is registered in `crate::registry`. The variant only
+//! recipe, bug class, client) is registered in the registry (registry.rs), which
+//! answers `Variant::recipe`, `consumer` and `class`. The variant only
 //! picks a type; the correct recipes carry no flags. Without a variant the
 //! scenario runs the correct recipe (a planted scenario's "correct twin").
-
-use crate::scenario::{Consumer, Recipe};
 
 zkdst_model::words! {
     /// A planted recipe type, named as in `zkdst_recipes::planted`.
@@ -30,24 +29,6 @@ zkdst_model::words! {
     }
 }
 
-impl Variant {
-    /// The recipe this type is a broken version of.
-    pub fn recipe(self) -> Recipe {
-        crate::registry::planted_entry(self).0.recipe
-    }
-
-    /// The queue consumer the type replaces (queue variants that replace a
-    /// consumer; the others run with either).
-    pub fn consumer(self) -> Option<Consumer> {
-        crate::registry::planted_entry(self).1.consumer
-    }
-
-    /// The bug class of `docs/bug-catalogue.md`.
-    pub fn class(self) -> &'static str {
-        crate::registry::planted_entry(self).1.class
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,7 +38,7 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for v in Variant::ALL {
             assert_eq!(Variant::from_name(v.name()), Some(*v));
-            assert!(seen.insert(v.class()), "{v:?}");
+            assert!(seen.insert(v.name()), "{v:?}");
         }
     }
 }

@@ -327,23 +327,15 @@ pub enum ScenarioError {
 }
 
 impl Scenario {
-    /// Reads and validates a scenario file.
-    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::Io {
-            file: file.clone(),
-            message: e.to_string(),
-        })?;
-        Scenario::parse(&text, &file)
-    }
-
-    /// Parses scenario text; `file` names it in errors.
-    pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+    /// Scenario text as its types; `file` names it in errors.
+    /// `Scenario::parse` (in resolve.rs) validates it and completes it
+    /// from the registry.
+    pub(crate) fn decode(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
         let de = toml::Deserializer::parse(text).map_err(|e| ScenarioError::Invalid {
             file: file.to_string(),
             message: e.to_string().trim().to_string(),
         })?;
-        let mut s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let field = e.path().to_string();
             let inner = e.into_inner();
             ScenarioError::Field {
@@ -352,17 +344,6 @@ impl Scenario {
                 message: inner.message().trim().to_string(),
             }
         })?;
-        if !names_checkers(text) {
-            // The checkers that judge what the recipe promises.
-            let promised = crate::registry::entry(s.workload.recipe).checkers;
-            s.check.checkers = promised.iter().map(|c| c.to_string()).collect();
-        }
-        s.validate(file)?;
-        for c in ALWAYS_CHECKED {
-            if !s.check.checkers.iter().any(|x| x == c) {
-                s.check.checkers.push(c.to_string());
-            }
-        }
         Ok(s)
     }
 
@@ -397,10 +378,11 @@ impl Scenario {
     }
 }
 
-/// FNV-1a, 64 bits, as 16 hex digits.
-pub fn short_hash(bytes: &[u8]) -> String {
-    format!("{:016x}", zkdst_checker::hash::fnv1a(bytes))
-}
+pub use crate::hash::short_hash;
+
+/// The regression seeds' file (`zkdst regress`), beside the shipped
+/// scenarios but not one of them.
+pub const REGRESSIONS_FILE: &str = "scenarios/regressions.toml";
 
 /// The scenario files shipped in `scenarios/` (next to this crate).
 pub fn shipped_dir() -> PathBuf {
@@ -408,7 +390,7 @@ pub fn shipped_dir() -> PathBuf {
 }
 
 /// Whether scenario text (already parsed once) names its checkers.
-fn names_checkers(text: &str) -> bool {
+pub(crate) fn names_checkers(text: &str) -> bool {
     text.parse::<toml::Table>()
         .ok()
         .and_then(|t| t.get("check")?.get("checkers").cloned())
@@ -418,7 +400,7 @@ fn names_checkers(text: &str) -> bool {
 /// Every shipped scenario file, sorted by name (the regression seeds'
 /// file beside them is not a scenario).
 pub fn shipped() -> Vec<PathBuf> {
-    let regressions = Path::new(crate::regress::DEFAULT_FILE).file_name();
+    let regressions = Path::new(REGRESSIONS_FILE).file_name();
     let mut v = toml_files(&shipped_dir());
     v.retain(|p| p.file_name() != regressions);
     v

@@ -1,10 +1,11 @@
 //! What a scenario file must satisfy beyond its types: ranges, fields that
-//! apply to one recipe only, a planted variant matching its recipe.
+//! apply to one recipe only. (What the registry decides — a planted
+//! variant matching its recipe — is in resolve.rs, above the registry.)
 
 use super::*;
 
 impl Scenario {
-    pub(super) fn validate(&self, file: &str) -> Result<(), ScenarioError> {
+    pub(crate) fn validate(&self, file: &str) -> Result<(), ScenarioError> {
         let bad = |field: &str, message: String| ScenarioError::Field {
             file: file.to_string(),
             field: field.to_string(),
@@ -88,7 +89,7 @@ impl Scenario {
                 "mode = \"plan\" needs at least one [[faults.plan]] entry".into(),
             ));
         }
-        self.validate_variant(file)?;
+        self.validate_recipe_fields(file)?;
         if self.ensemble.planted.is_some() && !zkdst_sim::planted::ENABLED {
             return Err(bad(
                 "ensemble.planted",
@@ -108,33 +109,13 @@ impl Scenario {
         Ok(())
     }
 
-    fn validate_variant(&self, file: &str) -> Result<(), ScenarioError> {
+    fn validate_recipe_fields(&self, file: &str) -> Result<(), ScenarioError> {
         let bad = |field: &str, message: String| ScenarioError::Field {
             file: file.to_string(),
             field: field.to_string(),
             message,
         };
         let w = &self.workload;
-        if let Some(v) = w.variant {
-            if v.recipe() != w.recipe {
-                return Err(bad(
-                    "workload.variant",
-                    format!(
-                        "{} is a planted {} recipe; expected recipe = {:?}, found {:?}",
-                        v.name(),
-                        v.recipe(),
-                        v.recipe().name(),
-                        w.recipe.name()
-                    ),
-                ));
-            }
-            if let Some(c) = v.consumer().filter(|c| *c != w.consumer) {
-                return Err(bad(
-                    "workload.consumer",
-                    format!("{} replaces the {c:?} consumer; expected consumer = {c:?}", v.name()),
-                ));
-            }
-        }
         let only = |field: &str, set: bool, r: Recipe| {
             if set && w.recipe != r {
                 Err(bad(field, format!("applies to recipe {:?} only", r.name())))

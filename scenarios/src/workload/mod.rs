@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use madsim::task::JoinHandle;
 use madsim::time::Instant;
 use rand::Rng;
@@ -283,9 +284,14 @@ impl Env {
     }
 }
 
-/// Starts the workload's clients; returns their tasks.
+/// A workload client: one per simulated client node (the registry names
+/// each recipe's and each planted variant's).
+pub type Client = fn(Env) -> BoxFuture<'static, ()>;
+
+/// Starts the workload's clients, each running `client`; returns their tasks.
 #[allow(clippy::too_many_arguments)]
 pub fn spawn(
+    client: Client,
     c: &mut Cluster,
     scenario: &Arc<Scenario>,
     seed: u64,
@@ -313,7 +319,6 @@ pub fn spawn(
             unsessioned: Mutex::default(),
         };
         let node = c.client_node(id);
-        let client = crate::registry::client(scenario.workload.recipe, scenario.workload.variant);
         out.push(node.spawn(client(env)));
     }
     out
