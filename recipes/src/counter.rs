@@ -219,7 +219,8 @@ impl<C: ZkClient, R: Runtime, S: Steps> Counter<C, R, S> {
         }
     }
 
-    /// Adds `delta` exactly once; returns the new value.
+    /// Adds `delta` exactly once; returns the new value. An error other
+    /// than [`RecipeError::Ambiguous`] means `delta` was not added.
     pub async fn add(&self, delta: i64) -> RecipeResult<i64> {
         let ctx = &self.ctx;
         let policy = ctx.retry_policy();
@@ -247,7 +248,9 @@ impl<C: ZkClient, R: Runtime, S: Steps> Counter<C, R, S> {
                         Ok(WriteFate::NotApplied) => continue,
                         Ok(WriteFate::Unknown) => return Err(ambiguous(&self.path, delta, "too many writes since")),
                         Err(e) if e.is_session_lost() => return Err(ambiguous(&self.path, delta, "session ended")),
-                        Err(e) => return Err(e),
+                        // The re-read failed (retries exhausted, bad data):
+                        // the set may still have been applied.
+                        Err(e) => return Err(ambiguous(&self.path, delta, &format!("the re-read failed: {e}"))),
                     }
                 }
                 Err(e) => return Err(RecipeError::from_zk(e)),

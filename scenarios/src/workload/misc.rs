@@ -9,6 +9,7 @@ use zkdst_recipes::config::{publish, WatchedValue};
 use zkdst_recipes::counter::{self, Counter};
 use zkdst_recipes::membership::{self, GroupMember};
 use zkdst_recipes::two_phase::{Coordinator, Decision, Site};
+use zkdst_recipes::RecipeError;
 use zkdst_sim::runtime::SimRuntime;
 
 use super::Env;
@@ -30,9 +31,13 @@ pub async fn counter<S: counter::Steps>(mut env: Env, steps: S) {
                     delta: 1,
                 },
             );
+            // The counter promises that any error but Ambiguous means the
+            // increment was not applied: recorded as such, the checker
+            // holds it to that.
             match c.increment().await {
                 Ok(v) => env.ok(id, Value::Int { value: v }),
-                Err(e) => env.err(id, &e),
+                Err(e @ RecipeError::Ambiguous(_)) => env.err(id, &e),
+                Err(e) => env.fail(id, &e.to_string()),
             }
         } else {
             let id = env.invoke(Some(&zk), Op::CounterRead { counter: C.into() });
