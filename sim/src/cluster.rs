@@ -164,11 +164,6 @@ impl Cluster {
         out
     }
 
-    /// The kind to record for a mechanism whose own kind is `default`.
-    fn kind(&self, default: FaultKind) -> FaultKind {
-        self.injecting.unwrap_or(default)
-    }
-
     pub fn config(&self) -> &EnsembleConfig {
         &self.cfg
     }
@@ -346,7 +341,7 @@ impl Cluster {
             }
         }
         self.recorder.fault(
-            self.kind(FaultKind::PartitionHalves),
+            self.injecting.unwrap_or(FaultKind::PartitionHalves),
             desc.clone(),
             format!("groups {}", desc.join(" | ")),
         );
@@ -356,7 +351,7 @@ impl Cluster {
     pub fn cut_one_way(&mut self, from: NodeRef, to: NodeRef) {
         self.cut(from, to);
         self.recorder.fault(
-            self.kind(FaultKind::OneWayCut),
+            self.injecting.unwrap_or(FaultKind::OneWayCut),
             vec![from.to_string(), to.to_string()],
             format!("{from} -> {to} dropped"),
         );
@@ -391,7 +386,7 @@ impl Cluster {
         slot.up = false;
         let lost = slot.spec.disk.crash(lose_unsynced, &mut self.rng);
         self.paused.remove(&NodeRef::Server(id));
-        let kind = self.kind(FaultKind::KillServer);
+        let kind = self.injecting.unwrap_or(FaultKind::KillServer);
         self.recorder.fault(
             kind,
             vec![format!("zk{id}")],
@@ -421,7 +416,8 @@ impl Cluster {
                 NodeRef::Server(_) => FaultKind::PauseServer,
                 NodeRef::Client(_) => FaultKind::PauseClient,
             };
-            self.recorder.fault(self.kind(own), vec![n.to_string()], "");
+            self.recorder
+                .fault(self.injecting.unwrap_or(own), vec![n.to_string()], "");
         }
     }
 
@@ -436,7 +432,7 @@ impl Cluster {
 
     /// Sets the one-way latency range of every link (a spike).
     pub fn set_latency(&self, min: Duration, max: Duration) {
-        self.latency(min, max, self.kind(FaultKind::LatencySpike).into());
+        self.latency(min, max, self.injecting.unwrap_or(FaultKind::LatencySpike).into());
     }
 
     /// Sets the latency range back to `min..max` after a spike.
