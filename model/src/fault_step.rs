@@ -73,9 +73,10 @@ impl FaultStep {
         })
     }
 
-    /// Every word written, for an error message.
-    pub fn words() -> impl Iterator<Item = &'static str> {
-        FaultKind::WORDS.iter().chain(FaultEnd::WORDS).copied()
+    /// Why `word` is not a fault: the error names it and every word.
+    pub fn unknown(word: &str) -> String {
+        let all: Vec<&str> = FaultKind::WORDS.iter().chain(FaultEnd::WORDS).copied().collect();
+        format!("unknown fault {word:?}, expected one of: {}", all.join(", "))
     }
 
     pub fn kind(self) -> Option<FaultKind> {
@@ -115,10 +116,7 @@ impl Serialize for FaultStep {
 impl<'de> Deserialize<'de> for FaultStep {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<FaultStep, D::Error> {
         let word = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        FaultStep::from_name(&word).ok_or_else(|| {
-            let all: Vec<&str> = FaultStep::words().collect();
-            serde::de::Error::custom(format!("unknown fault {word:?}, expected one of: {}", all.join(", ")))
-        })
+        FaultStep::from_name(&word).ok_or_else(|| serde::de::Error::custom(FaultStep::unknown(&word)))
     }
 }
 

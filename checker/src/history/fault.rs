@@ -29,11 +29,6 @@ impl FaultEvent {
             detail: detail.into(),
         }
     }
-
-    /// The kind that started, if this is a start.
-    pub fn started(&self) -> Option<FaultKind> {
-        self.kind.kind()
-    }
 }
 
 /// The event as any zkdst wrote it.
@@ -51,10 +46,7 @@ impl TryFrom<RawFault> for FaultEvent {
     type Error = String;
 
     fn try_from(r: RawFault) -> Result<Self, String> {
-        let kind = FaultStep::read(&r.kind, &r.targets, &r.detail).ok_or_else(|| {
-            let words: Vec<&str> = FaultStep::words().collect();
-            format!("unknown fault {:?}, expected one of: {}", r.kind, words.join(", "))
-        })?;
+        let kind = FaultStep::read(&r.kind, &r.targets, &r.detail).ok_or_else(|| FaultStep::unknown(&r.kind))?;
         Ok(FaultEvent {
             time: r.time,
             kind,
