@@ -188,21 +188,17 @@ impl<C: ZkClient, R: Runtime, S: Steps> Counter<C, R, S> {
         let ctx = &self.ctx;
         ctx.retry(|| ctx.client().sync(&self.path)).await?;
         match ctx.retry(|| ctx.client().get_data(&self.path)).await {
-            Ok((data, stat)) => Ok((self.decode(&data)?.value, stat.version)),
+            Ok((data, stat)) => Ok((decode(&self.path, &data)?.value, stat.version)),
             Err(RecipeError::Zk(ZkError::NoNode)) => Ok((0, 0)),
             Err(e) => Err(e),
         }
-    }
-
-    fn decode(&self, data: &[u8]) -> RecipeResult<CounterData> {
-        decode(&self.path, data)
     }
 
     async fn read(&self) -> RecipeResult<(CounterData, Stat)> {
         let ctx = &self.ctx;
         loop {
             match ctx.retry(|| ctx.client().get_data(&self.path)).await {
-                Ok((data, stat)) => return Ok((self.decode(&data)?, stat)),
+                Ok((data, stat)) => return Ok((decode(&self.path, &data)?, stat)),
                 Err(RecipeError::Zk(ZkError::NoNode)) => {
                     create_all(ctx, parent(&self.path)).await?;
                     let init = CounterData::default().encode();

@@ -112,7 +112,7 @@ impl<C: ZkClient, R: Runtime, S: Steps> Semaphore<C, R, S> {
                     stat,
                     sequence,
                     states,
-                    None,
+                    steps.grace(None),
                 ));
             }
             if steps.woken(watch, &mut states).await == Woken::SessionLost {

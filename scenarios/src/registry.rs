@@ -20,7 +20,7 @@ use crate::variant::Variant;
 use crate::workload::queue::{CLAIM, Q, TAKE};
 use crate::workload::{self as w};
 
-pub use crate::workload::Client;
+use crate::workload::Client;
 
 /// One recipe, as the harness knows it.
 pub struct Entry {

@@ -65,8 +65,8 @@ pub async fn acquire<C: ZkClient, R: Runtime, S: Steps>(
     ))
 }
 
-/// Waits until `me` is not blocked. Re-reads the queue after every wake-up,
-/// because the watched node may have gone before the watch was set, or the
+/// Waits until `me` is not blocked. Re-reads the queue after every wake-up
+/// (unless `steps.turn_on` takes the wake-up for the turn), because the watched node may have gone before the watch was set, or the
 /// blocker may have changed (a reader's blocker is the last earlier writer).
 pub async fn wait_turn<C: ZkClient, R: Runtime, S: Steps>(
     ctx: &Ctx<C, R>,

@@ -80,7 +80,9 @@ pub trait Steps: Clone + Send + Sync + 'static {
 
     /// Whether a wake-up alone makes it our turn: never. The watched node
     /// may have gone with a waiter that gave up while the one before it
-    /// still holds, so the queue is read again.
+    /// still holds, so the queue is read again. (Asked by the lock and
+    /// election's waiting queue, `lock::core`; the semaphore counts leases
+    /// instead.)
     fn turn_on(&self, _woken: &Woken) -> bool {
         false
     }

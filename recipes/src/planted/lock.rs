@@ -20,6 +20,8 @@ use crate::wait::Woken;
 use crate::zk::path::join;
 use crate::zk::{CreateMode, OneshotWatch, Stat, StateWatch, ZkClient, ANY_VERSION};
 
+use super::back_off_blindly;
+
 /// Unprotected create (CURATOR-45; go-zookeeper #229; ZK contrib
 /// LeaderElectionSupport) — also the seeds' "lock without a guid": a
 /// ConnectionLoss on the contender's create is retried blindly, so an
@@ -84,9 +86,7 @@ where
             Ok((path, stat)) => return Ok((path[dir_len(dir)..].to_string(), stat)),
             Err(crate::zk::ZkError::NoNode) => create_all(ctx, dir).await?,
             // BUG: the first create may have been applied.
-            Err(e) if e.is_ambiguous() && attempt < 20 => {
-                ctx.runtime().sleep(ctx.retry_policy().delay(attempt)).await;
-                attempt += 1;
+            Err(e) if back_off_blindly(ctx, &mut attempt, &e).await => {
                 if let Some(found) = adopt().await? {
                     return Ok(found);
                 }

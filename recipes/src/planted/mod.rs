@@ -46,6 +46,22 @@ mod lock;
 mod membership;
 mod queue;
 
+use crate::ctx::Ctx;
+use crate::runtime::Runtime;
+use crate::zk::{ZkClient, ZkError};
+
+/// The blind retry the planted creates and deletes share: after an
+/// ambiguous failure `e` (the attempt may have been applied) it sleeps the
+/// retry policy's delay and says to try again, up to 20 attempts.
+async fn back_off_blindly<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, attempt: &mut u32, e: &ZkError) -> bool {
+    if !e.is_ambiguous() || *attempt >= 20 {
+        return false;
+    }
+    ctx.runtime().sleep(ctx.retry_policy().delay(*attempt)).await;
+    *attempt += 1;
+    true
+}
+
 pub use counter::{DoubleIncrementCounter, RetryAmbiguousSet};
 pub use election::{ResetLivelockLatch, ResetOnWake};
 pub use leader::{NoAbdication, NoAbdicationElection, PredecessorGoneElection, PredecessorGoneIsMyTurn};

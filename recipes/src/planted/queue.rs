@@ -8,6 +8,8 @@ use crate::guid::Guid;
 use crate::nodes::create_all;
 use crate::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, ItemName, Layout, Queue, Steps};
 use crate::runtime::Runtime;
+
+use super::back_off_blindly;
 use crate::zk::path::join;
 use crate::zk::{CreateMode, ZkClient, ZkError, ANY_VERSION};
 
@@ -41,8 +43,8 @@ pub type DuplicateProcessingQueue<C, R> = AtLeastOnceConsumer<C, R>;
 /// consumers stall with items left.
 pub type LockingQueueRace<C, R> = AtLeastOnceConsumer<C, R, ExistsIsAnothers>;
 
-/// Retries an ambiguous `op` (up to 20 times, per the retry policy's
-/// delays) and returns its first unambiguous outcome.
+/// Retries an ambiguous `op` blindly (see `back_off_blindly`) and returns
+/// its first unambiguous outcome, or the last ambiguous one after 20 tries.
 async fn retry_blindly<C, R, T, F, Fut>(ctx: &Ctx<C, R>, op: F) -> Result<T, ZkError>
 where
     C: ZkClient,
@@ -54,10 +56,7 @@ where
     loop {
         match op().await {
             // BUG: the ambiguous attempt may have been applied.
-            Err(e) if e.is_ambiguous() && attempt < 20 => {
-                ctx.runtime().sleep(ctx.retry_policy().delay(attempt)).await;
-                attempt += 1;
-            }
+            Err(e) if back_off_blindly(ctx, &mut attempt, &e).await => {}
             r => return r,
         }
     }
