@@ -105,22 +105,22 @@ pub fn writes_in_real_time_order(
 /// arrived, across reconnects), and a session's writes commit in the order
 /// it sent them.
 ///
-/// Replies arrive in request order (ZooKeeper answers a session FIFO), so
-/// replies that completed at the same instant are taken in the order their
-/// requests were sent (invocation order), not in the order the history
-/// lists their completions: a recorder may list two pipelined replies of
-/// one instant in the order their callers were resumed.
+/// ZooKeeper answers a session FIFO, so its replies arrive in the order its
+/// requests were sent: invocation order. The completions' recorded times
+/// are not that order for pipelined requests: a recorder notes a
+/// completion when its caller resumes, and callers woken by one batch of
+/// replies resume in any order, nanoseconds apart. (For requests that do
+/// not overlap, invocation and completion order agree.)
 pub fn sessions_monotonic(
     h: &History,
     ops: &BTreeMap<OpId, &Operation>,
     write_zxids: &BTreeMap<OpId, Zxid>,
     r: &mut CheckResult,
 ) {
-    let mut seen: Vec<(Time, Time, OpId, Zxid)> = Vec::new();
+    let mut seen: Vec<(Time, OpId, Zxid)> = Vec::new();
     for e in &h.events {
         let Event::Complete {
             id,
-            time,
             zxid: Some(z),
             outcome,
             ..
@@ -130,15 +130,13 @@ pub fn sessions_monotonic(
         };
         if matches!(outcome, Outcome::Ok { .. }) {
             if let Some(o) = ops.get(id) {
-                seen.push((*time, o.invoked, *id, *z));
+                seen.push((o.invoked, *id, *z));
             }
         }
     }
-    // Stable: completions of one instant and one invocation time keep the
-    // history's order.
-    seen.sort_by_key(|&(done, invoked, _, _)| (done, invoked));
+    seen.sort_by_key(|&(invoked, id, _)| (invoked, id));
     let mut last: BTreeMap<SessionKey, (Zxid, OpId)> = BTreeMap::new();
-    for (_, _, id, z) in &seen {
+    for (_, id, z) in &seen {
         let Some(o) = ops.get(id) else { continue };
         let k = key(o);
         if let Some((prev, prev_id)) = last.get(&k).copied() {
