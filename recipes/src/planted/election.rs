@@ -11,7 +11,6 @@ use crate::guid::SeqName;
 use crate::monitor::{Hold, LostReason};
 use crate::nodes::{delete_own, Deleted};
 use crate::runtime::Runtime;
-use crate::wait::{watch_or_session, Woken};
 use crate::zk::path::join;
 use crate::zk::{SessionState, StateWatch, ZkClient};
 
@@ -60,12 +59,27 @@ impl Steps for ResetOnWake {
         if stat.is_none() {
             return reset(ctx, &path).await; // BUG: Curator's `NONODE -> reset()`.
         }
-        match watch_or_session(watch, states).await {
-            Woken::SessionLost => Err(RecipeError::SessionLost),
-            // BUG: any change of the predecessor (its NodeDeleted above
-            // all), and every reconnect, resets instead of re-reading the
-            // queue.
-            Woken::Node(_) | Woken::Reconnected => reset(ctx, &path).await,
+        // Not `wait::watch_or_session`, which has the same branches: it
+        // drops the watch's future before the reset, this keeps it until the
+        // reset is done, and the two schedules differ (every seed of
+        // latch-reset-livelock changes its history; tried in review).
+        let mut watch = Box::pin(watch.changed().fuse());
+        loop {
+            select_biased! {
+                ev = watch => {
+                    if ev.is_session_event() && ev.state.is_terminal() {
+                        return Err(RecipeError::SessionLost);
+                    }
+                    // BUG: any change of the predecessor (its NodeDeleted
+                    // above all) resets instead of re-reading the queue.
+                    return reset(ctx, &path).await;
+                }
+                s = states.changed().fuse() => match s {
+                    SessionState::Disconnected => continue,
+                    s if s.is_terminal() => return Err(RecipeError::SessionLost),
+                    _ => return reset(ctx, &path).await, // BUG: reset on every reconnect.
+                },
+            }
         }
     }
 
