@@ -12,6 +12,7 @@
 #
 #   scripts/mutants.sh [--file recipes/src/election/mod.rs]... [--seeds 200]
 #       [--shard K/N] [--out out/mutants] [--jobs 2] [--chunk 10]
+#       [--profile mutants]
 #       [--timeout SECS] [--no-baseline] [--list] [-- CARGO_MUTANTS_ARGS...]
 #   scripts/mutants.sh --report DIR...    # report of finished runs (shards)
 #
@@ -21,7 +22,8 @@
 # failing seed; the surviving mutants) and OUT/report.json.
 #
 # Needs cargo-mutants (`cargo install cargo-mutants --locked`) and python3.
-# The zkdst binary is built in release with .cargo/config.toml's rustflags
+# The zkdst binary is built in the `mutants` profile (Cargo.toml: release,
+# incremental, many codegen units; --profile release for run 1's) with .cargo/config.toml's rustflags
 # (--cfg madsim): do not set RUSTFLAGS without it. cargo-mutants' --cap-lints
 # would replace those rustflags, so it is off.
 set -euo pipefail
@@ -52,12 +54,14 @@ election/mod.rs          election leader-latch
 error.rs                 $RECIPES
 guid.rs                  $RECIPES
 lib.rs                   $RECIPES
+lock/blocker.rs          $WAITING
 lock/core.rs             $WAITING
 lock/guard.rs            $WAITING
 lock/mod.rs              lock rwlock revocable-lock
 lock/mutex.rs            lock
 lock/revoke.rs           lock rwlock revocable-lock
 lock/rwlock.rs           rwlock revocable-lock
+lock/steps.rs            lock rwlock revocable-lock semaphore election leader-latch
 membership.rs            membership
 monitor.rs               $WAITING
 nodes.rs                 $RECIPES
@@ -65,6 +69,7 @@ queue/at_least_once.rs   queue-at-least-once
 queue/at_most_once.rs    queue priority-queue
 queue/mod.rs             queue queue-at-least-once priority-queue
 queue/names.rs           queue queue-at-least-once priority-queue
+queue/steps.rs           queue queue-at-least-once priority-queue
 retry.rs                 $RECIPES
 runtime.rs               $ALL
 semaphore.rs             semaphore
@@ -155,13 +160,14 @@ print('\n'.join(lines))
 PY
 }
 
-seeds=200 chunk=10 jobs=2 shard="" out="out/mutants" timeout="" baseline=run list=0
+seeds=200 chunk=10 jobs=2 profile=mutants shard="" out="out/mutants" timeout="" baseline=run list=0
 files=() extra=()
 while (($#)); do
     case "$1" in
         --file) files+=("$2"); shift 2 ;;
         --seeds) seeds="$2"; shift 2 ;;
         --chunk) chunk="$2"; shift 2 ;;
+        --profile) profile="$2"; shift 2 ;;
         --jobs) jobs="$2"; shift 2 ;;
         --shard) shard="$2"; shift 2 ;;
         --out) out="$2"; shift 2 ;;
@@ -211,9 +217,9 @@ for f in "${files[@]}"; do
     # skipped and this one sets the timeout: 5x its time, at least 60 s.)
     t=$timeout
     if [[ "$baseline" == run ]]; then
-        cargo test --profile release -p zkdst-scenarios --test mutants --no-run
+        cargo test --profile "$profile" -p zkdst-scenarios --test mutants --no-run
         b0=$(date +%s)
-        cargo test --profile release -p zkdst-scenarios --test mutants \
+        cargo test --profile "$profile" -p zkdst-scenarios --test mutants \
             || { echo "mutants.sh: $f: the unmutated tree fails its scenarios; no mutant tested" >&2; status=4; continue; }
         bt=$(( $(date +%s) - b0 ))
         echo "== $f: baseline passed in $bt s"
@@ -223,7 +229,7 @@ for f in "${files[@]}"; do
     rc=0
     cargo mutants "${common[@]}" \
         --test-package zkdst-scenarios --cargo-arg=--test=mutants \
-        --profile release --cap-lints false --baseline skip --timeout "$t" \
+        --profile "$profile" --cap-lints false --baseline skip --timeout "$t" \
         --jobs 1 --output "$dir" --colors never \
         "${extra[@]}" || rc=$?
     echo "== $f: cargo-mutants exit $rc after $(( $(date +%s) - start )) s"

@@ -279,6 +279,16 @@ impl Variant {
 mod tests {
     use super::*;
 
+    /// The workload records a recipe error by its message; the
+    /// session-lost checker recognises SessionLost by this prefix.
+    #[test]
+    fn session_lost_is_recorded_as_the_checker_reads_it() {
+        use zkdst_checker::properties::session_lost::ERROR_PREFIX;
+        use zkdst_recipes::error::RecipeError;
+        assert!(RecipeError::SessionLost.to_string().starts_with(ERROR_PREFIX));
+        assert!(!RecipeError::Ambiguous("x".into()).to_string().starts_with(ERROR_PREFIX));
+    }
+
     #[test]
     fn every_recipe_and_variant_is_registered_once() {
         for r in Recipe::ALL {

@@ -106,6 +106,7 @@ kinds! {
     ReplicaGap = "replica-gap": REPLICA_DIVERGENCE,
     CommitRolledBack = "commit-rolled-back": REPLICA_DIVERGENCE,
     NoProgress = "no-progress": "Too few operations succeeded after the faults healed: the recipe (or the ensemble) stopped making progress — a client stuck on a watch that never fires, a leaked node every waiter queues behind, or sessions that never reconnected.",
+    FalseSessionLost = "false-session-lost": "A recipe call reported 'session lost' while its session was alive (no CloseSession committed, no Expired or Closed told to its client by then). The caller will start over with a new session while the old one's ephemeral nodes still stand: map only SessionExpired/SessionClosed (or a session event) to SessionLost, and look at which branch a wake-up takes.",
     TooManyLeases = "too-many-leases": "More clients held leases at once than the semaphore allows. Typical causes: a lease whose session expired still counted as held by its client, a retried create that left a second lease node, or a holder that counted the leases before its own node was created.",
 }
 

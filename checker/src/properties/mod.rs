@@ -29,6 +29,7 @@ pub mod queue;
 pub mod registry;
 pub mod replicas;
 pub mod semaphore;
+pub mod session_lost;
 mod sessions;
 pub mod two_phase;
 

@@ -29,6 +29,7 @@ pub const CHECKERS: &[(&str, OpsCheckFn)] = &[
     (super::progress::NAME, super::progress::check_ops),
     (super::semaphore::NAME, super::semaphore::check_ops),
     (replicas::NAME, |h, _ops, p| replicas::check(h, p)),
+    (super::session_lost::NAME, super::session_lost::check_ops),
 ];
 
 /// A checker name that is not registered.
@@ -115,6 +116,7 @@ mod tests {
             "progress",
             "semaphore",
             "replicas",
+            "session-lost",
         ];
         assert_eq!(names(), want);
         let h = History::new();

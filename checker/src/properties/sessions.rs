@@ -79,6 +79,16 @@ impl<'h> SessionIndex<'h> {
             .map(|e| e.0)
     }
 
+    /// True if `client` was told, at or before `by`, that `session` (any
+    /// of its sessions when `None`) ended.
+    pub fn ended_by(&self, client: ClientId, session: Option<SessionId>, by: Time) -> bool {
+        self.events.get(&client).is_some_and(|v| {
+            v[..v.partition_point(|e| e.0 <= by)]
+                .iter()
+                .any(|(_, s, state)| session.is_none_or(|x| x == *s) && state.is_end())
+        })
+    }
+
     /// The last sign of life of `client`'s `session` (any when `None`)
     /// before `before`, at least `floor`: the latest completion of one of
     /// its operations that `alive` accepts, or a connected event.

@@ -256,8 +256,10 @@ impl Default for Faults {
     }
 }
 
-/// Checkers every scenario runs, whether or not its file lists them.
-pub const ALWAYS_CHECKED: [&str; 1] = ["replicas"];
+/// Checkers every scenario runs, whether or not its file lists them: the
+/// replicas agree, and no recipe call says "session lost" of a live session
+/// (`progress` is run on every seed by the runner).
+pub const ALWAYS_CHECKED: [&str; 2] = ["replicas", "session-lost"];
 
 /// The judges.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -104,17 +104,20 @@ fn expected_minimums_name_known_counters() {
 #[test]
 fn a_scenario_without_checkers_is_judged_by_its_recipes_promises() {
     let s = Scenario::parse("name = \"x\"\n[workload]\nrecipe = \"semaphore\"\n", "x.toml").unwrap();
-    assert_eq!(s.check.checkers, ["semaphore", "liveness", "replicas"]);
+    assert_eq!(s.check.checkers, ["semaphore", "liveness", "replicas", "session-lost"]);
     let s = Scenario::parse(
         "name = \"x\"\n[workload]\nrecipe = \"lock\"\n[check]\nmin_progress = 2\n",
         "x.toml",
     )
     .unwrap();
-    assert_eq!(s.check.checkers, ["mutex", "fencing", "liveness", "replicas"]);
+    assert_eq!(
+        s.check.checkers,
+        ["mutex", "fencing", "liveness", "replicas", "session-lost"]
+    );
     let s = Scenario::parse(
         "name = \"x\"\n[workload]\nrecipe = \"lock\"\n[check]\ncheckers = [\"mutex\"]\n",
         "x.toml",
     )
     .unwrap();
-    assert_eq!(s.check.checkers, ["mutex", "replicas"]);
+    assert_eq!(s.check.checkers, ["mutex", "replicas", "session-lost"]);
 }

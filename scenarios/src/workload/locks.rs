@@ -93,6 +93,9 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
                 }
                 if dropped {
                     carried = reacquire_on_new_session(&mut env, &mut zk, &mut ctx, guard, make, LOCK).await;
+                    // The kept lock object is bound to the old handle, which
+                    // closes in a second: later acquires go through the new one.
+                    lock = make(ctx.clone(), env.id);
                     continue;
                 }
                 let rid = env.invoke(Some(&zk), Op::Release { lock: LOCK.into() });
