@@ -12,13 +12,16 @@
 //! entered the round; nobody leaves before N entered; nobody passes leave
 //! before all who entered the round left. A participant whose session was
 //! closed (the CloseSession commit deleted its node) has dropped out, as the
-//! recipe documents, until it enters again.
+//! recipe documents, until it enters again. A participant that passed
+//! enter names its node (`DoubleBarrier::node`, recorded as the enter's
+//! `str` value): a node its session created in the barrier's directory
+//! before enter returned (`unknown-participant-node` otherwise).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::history::{ClientId, History, Op, Operation, Time};
+use crate::history::{ClientId, Event, History, Op, Operation, SessionId, Time, TxnRecord, Value};
 
-use super::common::{describe, session_closed_commit, succeeded, with_operations};
+use super::common::{describe, ok_value, session_closed_commit, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
 use super::Params;
 use super::ViolationKind;
@@ -152,6 +155,7 @@ pub fn check_double_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResu
             rs[*k].leaves.push(o);
         }
     }
+    check_nodes(h, ops, &mut r);
     for (name, rs) in &rounds {
         for (k, round) in rs.iter().enumerate() {
             let who: BTreeSet<ClientId> = round.enters.iter().map(|e| e.client).collect();
@@ -199,6 +203,51 @@ pub fn check_double_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResu
         }
     }
     r
+}
+
+/// Every enter that returned its node's name (`str`) names a node its
+/// session created under the barrier before the enter returned.
+fn check_nodes(h: &History, ops: &[Operation], r: &mut CheckResult) {
+    let mut created: BTreeMap<&str, Vec<(Time, SessionId)>> = BTreeMap::new();
+    for e in &h.events {
+        if let Event::Commit {
+            time,
+            txn: TxnRecord::Create {
+                path, ephemeral_owner, ..
+            },
+            ..
+        } = e
+        {
+            created.entry(path).or_default().push((*time, *ephemeral_owner));
+        }
+    }
+    for o in ops {
+        let (Op::BarrierEnter { barrier }, Some(Value::Str { value: node })) = (&o.op, ok_value(o)) else {
+            continue;
+        };
+        let Some(t) = o.completed else { continue };
+        let ours = |path: &str, c: &[(Time, SessionId)]| {
+            path.strip_prefix(barrier.as_str()).is_some_and(|p| p.starts_with('/'))
+                && path.rsplit('/').next() == Some(node.as_str())
+                && c.iter()
+                    .any(|(tc, owner)| *tc <= t && o.session.is_none_or(|s| s == *owner))
+        };
+        if !node.is_empty() && created.iter().any(|(path, c)| ours(path, c)) {
+            continue;
+        }
+        r.violation(
+            Violation::new(
+                ViolationKind::UnknownParticipantNode,
+                format!(
+                    "double barrier {barrier}: {} passed enter naming its node {node:?}, which its session never created under the barrier",
+                    describe(o)
+                ),
+            )
+            .ops([o.id])
+            .clients([o.client])
+            .times([t]),
+        );
+    }
 }
 
 /// True if, at `t`, `client`'s latest enter of the round (invoked before
@@ -354,5 +403,65 @@ mod tests {
         b.ok(10, 30, 1, leave(), Value::Unit);
         let r = check_double(&b.build(), &Params::default());
         assert_eq!(r.kinds(), vec!["left-early"], "{r:#?}");
+    }
+
+    /// `node()` after enter names the participant's own node: one its
+    /// session created under the barrier (any round directory) before the
+    /// enter returned. Not another session's, not one created later, not
+    /// an empty or made-up name.
+    #[test]
+    fn a_participant_names_its_own_node() {
+        use crate::history::{Outcome, TxnRecord};
+        let create = |b: &mut Builder, t: u64, path: &str, owner: i64| {
+            b.commit(
+                t,
+                t as i64,
+                TxnRecord::Create {
+                    path: path.into(),
+                    data: Default::default(),
+                    ephemeral_owner: owner,
+                    session: owner,
+                },
+            )
+        };
+        let named = |b: &mut Builder, session: i64, node: &str| {
+            let e = b.invoke_s(0, 1, Some(session), Op::BarrierEnter { barrier: "/b".into() });
+            b.complete(
+                e,
+                5,
+                Outcome::Ok {
+                    value: Value::Str { value: node.into() },
+                },
+            );
+        };
+        let kinds = |b: &Builder| {
+            let p = Params {
+                barrier_size: Some(1),
+                ..Params::default()
+            };
+            let r = check_double(&b.clone_build(), &p);
+            r.kinds().into_iter().map(str::to_string).collect::<Vec<_>>()
+        };
+        let mut b = Builder::new();
+        create(&mut b, 2, "/b/round-1/g1-p-0000000003", 7);
+        named(&mut b, 7, "g1-p-0000000003");
+        assert!(kinds(&b).is_empty(), "{:?}", kinds(&b));
+        for (session, node, t) in [
+            (7, "", 2),
+            (7, "xyzzy", 2),
+            (8, "g1-p-0000000003", 2),
+            (7, "g1-p-0000000004", 9),
+        ] {
+            let mut b = Builder::new();
+            create(&mut b, t, "/b/round-1/g1-p-0000000004", 7);
+            create(&mut b, 2, "/b/round-1/g1-p-0000000003", 7);
+            named(&mut b, session, node);
+            assert_eq!(kinds(&b), vec!["unknown-participant-node"], "{session} {node:?} {t}");
+        }
+        // Outside the barrier's directory.
+        let mut b = Builder::new();
+        create(&mut b, 2, "/bb/g1-p-0000000003", 7);
+        named(&mut b, 7, "g1-p-0000000003");
+        assert_eq!(kinds(&b), vec!["unknown-participant-node"]);
     }
 }

@@ -76,6 +76,7 @@ kinds! {
     PassedBeforeRemoval = "passed-before-removal": PASSED_BEFORE_REMOVAL,
     PassedBeforeNEntered = "passed-before-n-entered": PASSED_BEFORE_REMOVAL,
     EnteredEarly = "entered-early": PASSED_BEFORE_REMOVAL,
+    UnknownParticipantNode = "unknown-participant-node": "A double-barrier participant that passed enter named a node (its node() accessor) that its session never created under the barrier: the participant would leave, or report, the wrong node.",
     LeftEarly = "left-early": PASSED_BEFORE_REMOVAL,
     LeftBeforeAllEntered = "left-before-all-entered": PASSED_BEFORE_REMOVAL,
     CounterOutOfBounds = "counter-out-of-bounds": "The counter moved more (or less) than the acknowledged increments allow. Typical cause: setData(version) applied but its reply lost; the retry re-read and re-applied the increment (double increment).",

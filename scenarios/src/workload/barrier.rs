@@ -92,7 +92,10 @@ pub async fn double(mut env: Env) {
             let id = env.invoke(Some(&zk), Op::BarrierEnter { barrier: DIR.into() });
             match b.enter().await {
                 Ok(()) => {
-                    env.ok(id, Value::Unit);
+                    // The node it names, as an application reports it; the
+                    // checker holds it to one this session created.
+                    let node = b.node().unwrap_or_default().to_string();
+                    env.ok(id, Value::Str { value: node });
                     break b;
                 }
                 Err(e) => {
