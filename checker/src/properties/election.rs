@@ -5,11 +5,14 @@
 //! recipe's own reports of when leadership began and ended (see
 //! [`super::leadership`]): one leader at a time outside pauses, a leader that
 //! lost contact stops acting within its grace, and a rejected act has a
-//! pause to explain it.
+//! pause to explain it. An epoch is the leader's candidate node's czxid:
+//! a campaign's token is the zxid of a create its session committed under
+//! the election's directory before the campaign returned
+//! (`token-not-candidate-node`; judged when the history records creates).
 
 use std::collections::BTreeMap;
 
-use crate::history::{History, Op, Operation};
+use crate::history::{Event, History, Op, Operation, SessionId, Time, TxnRecord, Zxid};
 
 use super::common::{describe, stale_tokens_by, succeeded, token, with_operations};
 use super::leadership;
@@ -105,8 +108,56 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         }
     }
     r.figure("leaders_elected", leaders as f64);
+    check_candidate_nodes(h, &campaigns, &mut r);
     leadership::check_into(h, p, ops, &mut r);
     r
+}
+
+/// Every elected campaign's token is the czxid of a candidate node its
+/// session created under the election's directory before it returned.
+fn check_candidate_nodes(h: &History, campaigns: &BTreeMap<&str, Accepted>, r: &mut CheckResult) {
+    let mut creates: BTreeMap<Zxid, (&str, SessionId, Time)> = BTreeMap::new();
+    for e in &h.events {
+        if let Event::Commit {
+            time,
+            zxid,
+            txn: TxnRecord::Create {
+                path, ephemeral_owner, ..
+            },
+            ..
+        } = e
+        {
+            creates.insert(*zxid, (path, *ephemeral_owner, *time));
+        }
+    }
+    // Hand-built histories may record no creates at all.
+    if creates.is_empty() {
+        r.note("no creates recorded: campaign tokens not matched with candidate nodes");
+        return;
+    }
+    for (election, cs) in campaigns {
+        for (o, t) in cs {
+            let done = o.completed.unwrap_or(Time::MAX);
+            let ok = creates.get(t).is_some_and(|(path, owner, tc)| {
+                path.strip_prefix(election).is_some_and(|rest| rest.starts_with('/'))
+                    && o.session.is_none_or(|s| s == *owner)
+                    && *tc <= done
+            });
+            if !ok {
+                r.violation(
+                    Violation::new(
+                        ViolationKind::TokenNotCandidateNode,
+                        format!(
+                            "election {election}: {} was elected with token {t}, which is not the czxid of a candidate node its session created under {election}",
+                            describe(o)
+                        ),
+                    )
+                    .ops([o.id])
+                    .clients([o.client]),
+                );
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -170,6 +221,49 @@ mod tests {
                 "leaders-overlap"
             ],
             "{r:#?}"
+        );
+    }
+
+    /// A campaign's token names its own candidate node: the czxid of a
+    /// create its session committed under the election's directory before
+    /// the campaign returned.
+    #[test]
+    fn a_token_is_the_czxid_of_the_campaigns_own_candidate_node() {
+        use crate::history::{Outcome, TxnRecord};
+        let run = |path: &str, owner: i64, created: u64, token: i64| {
+            let mut b = Builder::new();
+            b.commit(
+                created,
+                40,
+                TxnRecord::Create {
+                    path: path.into(),
+                    data: Default::default(),
+                    ephemeral_owner: owner,
+                    session: owner,
+                },
+            );
+            let c = b.invoke_s(0, 1, Some(7), camp());
+            b.complete(
+                c,
+                10,
+                Outcome::Ok {
+                    value: Value::Token { token },
+                },
+            );
+            check(&b.build(), &Params::default())
+                .kinds()
+                .into_iter()
+                .filter(|k| *k == "token-not-candidate-node")
+                .count()
+        };
+        assert_eq!(run("e/g1-n-0000000001", 7, 5, 40), 0);
+        assert_eq!(run("e/g1-n-0000000001", 7, 5, 41), 1, "another zxid");
+        assert_eq!(run("e/g1-n-0000000001", 8, 5, 40), 1, "another session's node");
+        assert_eq!(run("x/g1-n-0000000001", 7, 5, 40), 1, "outside the election");
+        assert_eq!(
+            run("e/g1-n-0000000001", 7, 12, 40),
+            1,
+            "created after the campaign returned"
         );
     }
 }

@@ -143,10 +143,12 @@ pub async fn election<S: Steps>(mut env: Env, steps: S) {
             env.renew(&mut zk, &mut ctx);
             e = Election::with_steps(ctx.clone(), ELECTION, steps.clone());
         }
+        // Named by the election's own directory, as an application builds
+        // paths from it; the checker finds the candidate node there.
         let id = env.invoke(
             Some(&zk),
             Op::Campaign {
-                election: ELECTION.into(),
+                election: e.dir().into(),
             },
         );
         let forever = Duration::from_secs(u32::MAX as u64);
