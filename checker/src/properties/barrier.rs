@@ -19,9 +19,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::history::{ClientId, Event, History, Op, Operation, SessionId, Time, TxnRecord, Value};
+use crate::history::{ClientId, History, Op, Operation, Time, Value};
 
-use super::common::{describe, ok_value, session_closed_commit, succeeded, with_operations};
+use super::common::{creates, describe, ok_value, session_closed_commit, succeeded, with_operations, Created};
 use super::result::{ms, CheckResult, Violation};
 use super::Params;
 use super::ViolationKind;
@@ -208,31 +208,21 @@ pub fn check_double_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResu
 /// Every enter that returned its node's name (`str`) names a node its
 /// session created under the barrier before the enter returned.
 fn check_nodes(h: &History, ops: &[Operation], r: &mut CheckResult) {
-    let mut created: BTreeMap<&str, Vec<(Time, SessionId)>> = BTreeMap::new();
-    for e in &h.events {
-        if let Event::Commit {
-            time,
-            txn: TxnRecord::Create {
-                path, ephemeral_owner, ..
-            },
-            ..
-        } = e
-        {
-            created.entry(path).or_default().push((*time, *ephemeral_owner));
-        }
+    // By the node's own name, the last component of its path.
+    let mut by_name: BTreeMap<&str, Vec<Created>> = BTreeMap::new();
+    for c in creates(h) {
+        by_name
+            .entry(c.path.rsplit('/').next().unwrap_or(""))
+            .or_default()
+            .push(c);
     }
     for o in ops {
         let (Op::BarrierEnter { barrier }, Some(Value::Str { value: node })) = (&o.op, ok_value(o)) else {
             continue;
         };
         let Some(t) = o.completed else { continue };
-        let ours = |path: &str, c: &[(Time, SessionId)]| {
-            path.strip_prefix(barrier.as_str()).is_some_and(|p| p.starts_with('/'))
-                && path.rsplit('/').next() == Some(node.as_str())
-                && c.iter()
-                    .any(|(tc, owner)| *tc <= t && o.session.is_none_or(|s| s == *owner))
-        };
-        if !node.is_empty() && created.iter().any(|(path, c)| ours(path, c)) {
+        let named = by_name.get(node.as_str()).map(Vec::as_slice).unwrap_or_default();
+        if !node.is_empty() && named.iter().any(|c| c.is_under(barrier) && c.made_by(o)) {
             continue;
         }
         r.violation(

@@ -1,7 +1,7 @@
 //! Helpers shared by the property checkers: reading operations, outcomes
 //! and tokens, describing ops for explanations, and session ends.
 
-use crate::history::{ClientId, Event, History, Op, Operation, Outcome, SessionId, Time, TxnRecord, Value};
+use crate::history::{ClientId, Event, History, Op, Operation, Outcome, SessionId, Time, TxnRecord, Value, Zxid};
 
 use super::result::{ms, CheckResult};
 use super::Params;
@@ -210,4 +210,46 @@ pub fn session_closed_commit(h: &History, session: Option<SessionId>, after: Tim
             _ => None,
         })
         .min()
+}
+
+/// A node creation the leader committed.
+pub struct Created<'h> {
+    pub time: Time,
+    pub zxid: Zxid,
+    pub path: &'h str,
+    /// The creating session, for an ephemeral (0 for a persistent node).
+    pub owner: SessionId,
+}
+
+impl Created<'_> {
+    /// True if the node lies under `dir` (a descendant, not `dir` itself).
+    pub fn is_under(&self, dir: &str) -> bool {
+        self.path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
+    }
+
+    /// True if `o`'s session made it before `o` completed (`o` without a
+    /// session: any session; still pending: any time).
+    pub fn made_by(&self, o: &Operation) -> bool {
+        o.session.is_none_or(|s| s == self.owner) && self.time <= o.completed.unwrap_or(Time::MAX)
+    }
+}
+
+/// Every committed create of the history, in commit order.
+pub fn creates(h: &History) -> impl Iterator<Item = Created<'_>> {
+    h.events.iter().filter_map(|e| match e {
+        Event::Commit {
+            time,
+            zxid,
+            txn: TxnRecord::Create {
+                path, ephemeral_owner, ..
+            },
+            ..
+        } => Some(Created {
+            time: *time,
+            zxid: *zxid,
+            path,
+            owner: *ephemeral_owner,
+        }),
+        _ => None,
+    })
 }

@@ -12,9 +12,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{Event, History, Op, Operation, SessionId, Time, TxnRecord, Zxid};
+use crate::history::{History, Op, Operation, Zxid};
 
-use super::common::{describe, stale_tokens_by, succeeded, token, with_operations};
+use super::common::{creates, describe, stale_tokens_by, succeeded, token, with_operations, Created};
 use super::leadership;
 use super::result::{CheckResult, Violation};
 use super::Params;
@@ -116,46 +116,28 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
 /// Every elected campaign's token is the czxid of a candidate node its
 /// session created under the election's directory before it returned.
 fn check_candidate_nodes(h: &History, campaigns: &BTreeMap<&str, Accepted>, r: &mut CheckResult) {
-    let mut creates: BTreeMap<Zxid, (&str, SessionId, Time)> = BTreeMap::new();
-    for e in &h.events {
-        if let Event::Commit {
-            time,
-            zxid,
-            txn: TxnRecord::Create {
-                path, ephemeral_owner, ..
-            },
-            ..
-        } = e
-        {
-            creates.insert(*zxid, (path, *ephemeral_owner, *time));
-        }
-    }
+    let by_zxid: BTreeMap<Zxid, Created> = creates(h).map(|c| (c.zxid, c)).collect();
     // Hand-built histories may record no creates at all.
-    if creates.is_empty() {
+    if by_zxid.is_empty() {
         r.note("no creates recorded: campaign tokens not matched with candidate nodes");
         return;
     }
     for (election, cs) in campaigns {
         for (o, t) in cs {
-            let done = o.completed.unwrap_or(Time::MAX);
-            let ok = creates.get(t).is_some_and(|(path, owner, tc)| {
-                path.strip_prefix(election).is_some_and(|rest| rest.starts_with('/'))
-                    && o.session.is_none_or(|s| s == *owner)
-                    && *tc <= done
-            });
-            if !ok {
-                r.violation(
-                    Violation::new(
-                        ViolationKind::TokenNotCandidateNode,
-                        format!(
-                            "election {election}: {} was elected with token {t}, which is not the czxid of a candidate node its session created under {election}",
-                            describe(o)
-                        ),
-                    )
-                    .ops([o.id])
-                    .clients([o.client]),
-                );
+            if by_zxid.get(t).is_some_and(|c| c.is_under(election) && c.made_by(o)) {
+                continue;
             }
+            r.violation(
+                Violation::new(
+                    ViolationKind::TokenNotCandidateNode,
+                    format!(
+                        "election {election}: {} was elected with token {t}, which is not the czxid of a candidate node its session created under {election}",
+                        describe(o)
+                    ),
+                )
+                .ops([o.id])
+                .clients([o.client]),
+            );
         }
     }
 }

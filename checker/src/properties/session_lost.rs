@@ -86,6 +86,16 @@ mod tests {
         }
     }
 
+    /// The leader's expiry of session 0x10 committed at `t`.
+    fn expired_at(b: &mut Builder, t: u64) {
+        let txn = TxnRecord::CloseSession {
+            session: 0x10,
+            expired: true,
+            deleted: vec![],
+        };
+        b.commit(t, 7, txn);
+    }
+
     fn kinds(h: &History) -> Vec<ViolationKind> {
         check(h, &Params::default()).violations.iter().map(|v| v.kind).collect()
     }
@@ -103,15 +113,7 @@ mod tests {
         let id = b.invoke_s(10, 0, Some(0x10), wait());
         b.complete(id, 20, lost());
         b.session(30, 0, 0x10, SessionState::Expired);
-        b.commit(
-            25,
-            7,
-            TxnRecord::CloseSession {
-                session: 0x10,
-                expired: true,
-                deleted: vec![],
-            },
-        );
+        expired_at(&mut b, 25);
         assert_eq!(kinds(&b.build()), vec![ViolationKind::FalseSessionLost]);
     }
 
@@ -142,15 +144,7 @@ mod tests {
         // before the client heard of it.
         let mut b = Builder::new();
         let id = b.invoke_s(10, 0, Some(0x10), wait());
-        b.commit(
-            20,
-            7,
-            TxnRecord::CloseSession {
-                session: 0x10,
-                expired: true,
-                deleted: vec![],
-            },
-        );
+        expired_at(&mut b, 20);
         b.complete(id, 20, lost());
         b.session(30, 0, 0x10, SessionState::Expired);
         assert!(kinds(&b.build()).is_empty());
