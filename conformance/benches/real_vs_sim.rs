@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use zkdst_conformance::server::{RealEnsemble, ServerOptions};
 use zkdst_conformance::sim::connect_sim_clients;
 use zkdst_conformance::throughput::{closed_loop, create_root, Tally, ROOT};
-use zkdst_recipes::real::{RealClient, TokioRuntime};
+use zkdst_real::{RealClient, TokioRuntime};
 use zkdst_recipes::zk::ZkClient;
 use zkdst_sim::cluster::{Cluster, EnsembleConfig};
 use zkdst_sim::recorder::Recorder;

@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use zkdst_recipes::real::RealClient;
+use zkdst_real::RealClient;
 use zkdst_recipes::zk::{CreateMode, ZkClient, ZkError};
 
 use crate::cutoff::NoFaults;

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use zkdst_recipes::real::{RealClient, RealOptions};
+use zkdst_real::{RealClient, RealOptions};
 use zkdst_recipes::zk::{CreateMode, ZkClient, ZkError};
 
 use crate::exec::{run_sequence, ExecOptions, Trace};

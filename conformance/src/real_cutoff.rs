@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use zkdst_recipes::real::RealClient;
+use zkdst_real::RealClient;
 use zkdst_recipes::zk::SessionId;
 use zookeeper_client as zkc;
 

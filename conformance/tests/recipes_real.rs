@@ -16,7 +16,7 @@ use zkdst_recipes::barrier::DoubleBarrier;
 use zkdst_recipes::election::Election;
 use zkdst_recipes::lock::Lock;
 use zkdst_recipes::queue::{AtMostOnceConsumer, Queue};
-use zkdst_recipes::real::{RealClient, RealOptions, TokioRuntime};
+use zkdst_real::{RealClient, RealOptions, TokioRuntime};
 use zkdst_recipes::zk::{CreateMode, ZkClient};
 use zkdst_recipes::{Ctx, RetryPolicy};
 

@@ -34,9 +34,6 @@ pub mod two_phase;
 pub mod wait;
 pub mod zk;
 
-/// The interface over a real ZooKeeper (`zookeeper-client`), feature `real`.
-#[cfg(feature = "real")]
-pub mod real;
 
 pub use ctx::{Connect, Ctx};
 pub use error::{RecipeError, RecipeResult};

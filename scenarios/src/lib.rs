@@ -31,6 +31,6 @@ pub mod workload;
 pub use api::{check, fault_plan_strategy, seed_count, CheckFailure};
 pub use plan::{Fault, FaultKind, FaultPlan, Node, TimedFault};
 pub use runner::{repro_line, run, RunOutcome, RunVerdict, COMMIT};
-pub use scenario::{Recipe, Scenario, ScenarioError};
+pub use scenario::{Client, Recipe, Scenario, ScenarioError};
 pub use stats::Stats;
 pub use variant::Variant;

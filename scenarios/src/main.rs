@@ -159,7 +159,7 @@ enum BenchCmd {
     },
 }
 
-fn main() -> ExitCode {
+pub fn main() -> ExitCode {
     restore_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

@@ -8,14 +8,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use zkdst_model::{Exercised, FaultKind, Situation};
 
-use zkdst_sim::client::SimClient;
+use zkdst_sim::client::AnyClient;
 use zkdst_sim::cluster::{Cluster, NodeRef};
 
 use crate::plan::{Fault, FaultPlan, Node};
 use crate::stats::Stats;
 
 /// The current session handle of every client, for connection faults.
-pub type ClientRegistry = Arc<Mutex<BTreeMap<u32, SimClient>>>;
+pub type ClientRegistry = Arc<Mutex<BTreeMap<u32, AnyClient>>>;
 
 fn node_ref(n: Node) -> NodeRef {
     match n {

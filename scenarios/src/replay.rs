@@ -58,7 +58,8 @@ pub fn report_text(path: &Path, sc: &Scenario, o: &RunOutcome) -> String {
 /// The line that replays `seed` under an explicit plan file (a shrunk one).
 pub fn plan_repro_line(path: &Path, sc: &Scenario, seed: u64, plan_file: &Path, plan: &FaultPlan) -> String {
     format!(
-        "zkdst replay {} --seed {seed} --plan {}  # commit {COMMIT}, scenario {}, plan {}",
+        "{} replay {} --seed {seed} --plan {}  # commit {COMMIT}, scenario {}, plan {}",
+        zkdst_sim::client::library::command(),
         path.display(),
         plan_file.display(),
         sc.hash(),

@@ -12,6 +12,7 @@ use zkdst_model::{Exercised, FaultKind, Situation};
 use serde::{Deserialize, Serialize};
 use zkdst_checker::history::History;
 use zkdst_checker::properties::{self, progress, CheckResult, Verdict, PARAMS_META_KEY};
+use zkdst_sim::client::ClientKind;
 use zkdst_sim::cluster::{Cluster, EnsembleConfig};
 use zkdst_sim::recorder::Recorder;
 use zkdst_sim::runner::run_seed;
@@ -19,7 +20,7 @@ use zkdst_sim::runner::run_seed;
 use crate::nemesis::{self, ClientRegistry, DEFAULT_LATENCY};
 use crate::plan::FaultPlan;
 use crate::profile::Phases;
-use crate::scenario::{Recipe, Scenario};
+use crate::scenario::{Client, Recipe, Scenario};
 use crate::stats::{self, Stats};
 use crate::streams::stream_key;
 use crate::workload::{self, Shared};
@@ -89,7 +90,8 @@ impl RunOutcome {
 /// The one line that replays a run.
 pub fn repro_line(path: &Path, scenario: &Scenario, seed: u64, plan: &FaultPlan) -> String {
     format!(
-        "zkdst replay {} --seed {seed}  # commit {COMMIT}, scenario {}, plan {}",
+        "{} replay {} --seed {seed}  # commit {COMMIT}, scenario {}, plan {}",
+        zkdst_sim::client::library::command(),
         path.display(),
         scenario.hash(),
         plan.hash()
@@ -208,6 +210,22 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan) -> SimResult {
     };
     cfg.zab.snap_count = sc.ensemble.snap_count;
     cfg.planted = sc.ensemble.planted;
+    let kind = match sc.client() {
+        Client::Sim => ClientKind::Sim,
+        Client::Wire => {
+            let Some(library) = zkdst_sim::client::library::library() else {
+                return SimResult {
+                    history: rec.take_history(),
+                    stats: Stats::default(),
+                    error: Some("client = \"wire\" needs the zkdst-wire build (see README)".into()),
+                };
+            };
+            (library.enter)();
+            rec.set_meta("client", library.name.to_string());
+            cfg.wire = true;
+            ClientKind::Library(library)
+        }
+    };
     let mut c = Cluster::start(cfg, rec.clone(), stream_key(seed, "topology"));
     let mut stats = Stats::default();
     if c.wait_for_leader(Duration::from_secs(60)).await.is_none() {
@@ -228,6 +246,7 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan) -> SimResult {
     let client = crate::registry::client(sc.workload.recipe, sc.workload.variant);
     let workers = workload::spawn(
         client,
+        kind,
         &mut c,
         &sc,
         seed,

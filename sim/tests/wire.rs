@@ -18,7 +18,7 @@ use zkdst_wire::records::multi::WriteOp;
 use zkdst_wire::{
     decode_connect_response, decode_server_message, encode_connect_request, encode_request, ClientRequest,
     ConnectRequest, ConnectResponse, CreateRequest, ErrorCode, FrameDecoder, Limits, MultiResult, OpCode, PathRequest,
-    Request, Response, ServerMessage, SetDataRequest, VersionedPath, WatchRequest,
+    RemoveWatchesRequest, Request, Response, ServerMessage, SetDataRequest, VersionedPath, WatchRequest,
 };
 
 fn cfg() -> EnsembleConfig {
@@ -292,6 +292,77 @@ async fn handshake_and_requests(seed: u64) {
 #[test]
 fn a_raw_jute_client_gets_what_a_3_8_server_sends() {
     run("handshake", 5, |s| Box::pin(handshake_and_requests(s)));
+}
+
+/// A session's requests apply in order, also those its connection answers
+/// itself: a RemoveWatches queued behind a sync removes the watch set
+/// before it, never the one a later exists sets (found by zookeeper-client's
+/// lock recipe under `client = "wire"`: the core applied the exists as soon
+/// as the sync let it, and the RemoveWatches ran after).
+async fn own_requests_keep_their_place(seed: u64) {
+    let mut c = serving(seed).await;
+    let node = c.client_node(1);
+    node.spawn(async move {
+        let watch = |xid, path: &str| ClientRequest {
+            xid,
+            request: Request::Exists(WatchRequest {
+                path: path.into(),
+                watch: true,
+            }),
+        };
+        let mut a = Raw::open("zk2").await.expect("connect");
+        a.connect(0, vec![0; 16]).await;
+        a.connect_response().await;
+        a.send(create(1, "/w", b"", 0)).await;
+        assert!(matches!(a.reply().await, (1, Ok(Response::Create2(_)))));
+        a.send(watch(2, "/w")).await;
+        assert!(matches!(a.reply().await, (2, Ok(Response::Exists { .. }))));
+        // Pipelined: the sync holds what follows until the leader answers.
+        a.send(ClientRequest {
+            xid: 3,
+            request: Request::Sync(PathRequest { path: "/w".into() }),
+        })
+        .await;
+        a.send(ClientRequest {
+            xid: 4,
+            request: Request::RemoveWatches(RemoveWatchesRequest {
+                path: "/w".into(),
+                watcher_type: 2,
+            }),
+        })
+        .await;
+        a.send(watch(5, "/w")).await;
+        assert!(matches!(a.reply().await, (3, Ok(Response::Sync { .. }))));
+        assert_eq!(a.reply().await, (4, Ok(Response::RemoveWatches)));
+        assert!(matches!(a.reply().await, (5, Ok(Response::Exists { .. }))));
+
+        let mut b = Raw::open("zk3").await.expect("connect");
+        b.connect(0, vec![0; 16]).await;
+        b.connect_response().await;
+        b.send(ClientRequest {
+            xid: 1,
+            request: Request::Delete(VersionedPath {
+                path: "/w".into(),
+                version: -1,
+            }),
+        })
+        .await;
+        assert!(matches!(b.reply().await, (1, Ok(Response::Delete))));
+        match madsim::time::timeout(Duration::from_secs(5), a.message()).await {
+            Ok(Some(ServerMessage::Notification { event, .. })) => {
+                assert_eq!((event.event_type, event.path.as_str()), (zkdst_wire::EventType::NodeDeleted, "/w"));
+            }
+            other => panic!("the exists watch set after the RemoveWatches must fire; got {other:?}"),
+        }
+    })
+    .await
+    .expect("client node");
+    c.shutdown();
+}
+
+#[test]
+fn requests_the_connection_answers_keep_their_place_in_the_session() {
+    run("own requests", 5, |s| Box::pin(own_requests_keep_their_place(s)));
 }
 
 async fn garbage_closes(seed: u64) {

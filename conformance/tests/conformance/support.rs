@@ -5,7 +5,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use zkdst_conformance::{Outcome, RealServer, ServerOptions};
-use zkdst_recipes::real::{RealClient, RealOptions};
+use zkdst_real::{RealClient, RealOptions};
 use zkdst_recipes::zk::{SessionState, StateWatch, ZkClient, ZkError};
 
 static SERIAL: Mutex<()> = Mutex::new(());

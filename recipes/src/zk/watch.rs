@@ -52,6 +52,10 @@ impl OneshotWatchSender {
     pub fn is_canceled(&self) -> bool {
         self.tx.is_canceled()
     }
+    /// Resolves once the watch handle is dropped.
+    pub async fn canceled(&mut self) {
+        self.tx.cancellation().await
+    }
 }
 
 /// A persistent (or persistent-recursive) watch set by `add_watch`. Dropping

@@ -14,7 +14,7 @@ use zkdst_scenarios::profile::Profile;
 use zkdst_scenarios::store::Store;
 use zkdst_scenarios::{repro_line, RunVerdict};
 
-use crate::{exit_for_campaign, load, quiet_seed_panics};
+use super::{exit_for_campaign, load, quiet_seed_panics};
 
 #[derive(clap::Args)]
 pub struct FuzzArgs {

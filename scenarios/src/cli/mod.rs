@@ -3,3 +3,8 @@
 
 pub mod fuzz;
 pub mod regress;
+
+// The commands reach the binary's shared helpers through here (`super::`),
+// not `crate::`: `zkdst-wire` (wiresim/) builds this same source as a
+// module of its own binary.
+use super::{exit_for_campaign, load, quiet_seed_panics, EXIT_PASS, EXIT_USAGE};

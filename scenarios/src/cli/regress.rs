@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use clap::Subcommand;
 use zkdst_scenarios::{regress, repro_line, run, RunVerdict};
 
-use crate::{exit_for_campaign, load, quiet_seed_panics, EXIT_PASS, EXIT_USAGE};
+use super::{exit_for_campaign, load, quiet_seed_panics, EXIT_PASS, EXIT_USAGE};
 
 #[derive(Subcommand)]
 pub enum RegressCmd {

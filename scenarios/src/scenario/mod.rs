@@ -70,6 +70,22 @@ pub struct Ensemble {
     /// place of the correct server; needs a build with feature `planted`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub planted: Option<SimBug>,
+    /// The client the workload's sessions use; unset, the build's own:
+    /// `sim` in `zkdst`, `wire` in `zkdst-wire` (see [`Scenario::client`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<Client>,
+}
+
+zkdst_model::words! {
+    /// The client a workload's sessions use.
+    pub enum Client {
+        /// zkdst's simulated client: typed requests, no bytes.
+        Sim = "sim",
+        /// The client library a `zkdst-wire` build installs (zookeeper-client
+        /// 0.11, unmodified), speaking ZooKeeper's wire protocol to the
+        /// simulated servers.
+        Wire = "wire",
+    }
 }
 
 impl Default for Ensemble {
@@ -81,6 +97,7 @@ impl Default for Ensemble {
             clients: 5,
             snap_count: zkdst_sim::zab::ZabConfig::default().snap_count,
             planted: None,
+            client: None,
         }
     }
 }
@@ -329,6 +346,16 @@ pub enum ScenarioError {
 }
 
 impl Scenario {
+    /// The client the workload's sessions use: the file's `[ensemble]
+    /// client`, else the build's own — `wire` where a client library is
+    /// installed (`zkdst-wire`), `sim` elsewhere.
+    pub fn client(&self) -> Client {
+        self.ensemble.client.unwrap_or(match zkdst_sim::client::library::library() {
+            Some(_) => Client::Wire,
+            None => Client::Sim,
+        })
+    }
+
     /// Scenario text as its types; `file` names it in errors.
     /// `Scenario::parse` (in resolve.rs) validates it and completes it
     /// from the registry.

@@ -90,6 +90,14 @@ impl Scenario {
             ));
         }
         self.validate_recipe_fields(file)?;
+        if self.client() == Client::Wire && zkdst_sim::client::library::library().is_none() {
+            return Err(bad(
+                "ensemble.client",
+                "\"wire\" runs the workload through a real client library, which only the zkdst-wire build \
+                 installs: cargo run --release --manifest-path wiresim/Cargo.toml --bin zkdst-wire -- <command> ..."
+                    .into(),
+            ));
+        }
         if self.ensemble.planted.is_some() && !zkdst_sim::planted::ENABLED {
             return Err(bad(
                 "ensemble.planted",

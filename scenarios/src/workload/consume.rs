@@ -7,7 +7,7 @@ use std::future::Future;
 
 use zkdst_recipes::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, Claimed, QueueItem, Steps};
 use zkdst_recipes::RecipeResult;
-use zkdst_sim::client::SimClient;
+use zkdst_sim::client::AnyClient;
 use zkdst_sim::runtime::SimRuntime;
 
 use super::SimCtx;
@@ -33,15 +33,15 @@ pub trait Taken: Send + 'static {
     fn complete(self) -> impl Future<Output = RecipeResult<()>> + Send;
 }
 
-impl<S: Steps> Consume for AtMostOnceConsumer<SimClient, R, S> {
+impl<S: Steps> Consume for AtMostOnceConsumer<AnyClient, R, S> {
     type Taken = QueueItem;
     async fn try_take(&self) -> RecipeResult<Option<QueueItem>> {
         AtMostOnceConsumer::try_take(self).await
     }
 }
 
-impl<S: Steps> Consume for AtLeastOnceConsumer<SimClient, R, S> {
-    type Taken = Claimed<SimClient, R>;
+impl<S: Steps> Consume for AtLeastOnceConsumer<AnyClient, R, S> {
+    type Taken = Claimed<AnyClient, R>;
     async fn try_take(&self) -> RecipeResult<Option<Self::Taken>> {
         AtLeastOnceConsumer::try_claim(self).await
     }
@@ -60,7 +60,7 @@ impl Taken for QueueItem {
     }
 }
 
-impl Taken for Claimed<SimClient, R> {
+impl Taken for Claimed<AnyClient, R> {
     fn item(&self) -> &QueueItem {
         Claimed::item(self)
     }

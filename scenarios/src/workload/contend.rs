@@ -10,7 +10,7 @@ use zkdst_recipes::lock::{Lock, LockGuard, Steps};
 use zkdst_recipes::planted::{UnfencedGuard, UnfencedLock};
 use zkdst_recipes::semaphore::Semaphore;
 use zkdst_recipes::{RecipeError, RecipeResult};
-use zkdst_sim::client::SimClient;
+use zkdst_sim::client::AnyClient;
 use zkdst_sim::runtime::SimRuntime;
 
 use super::SimCtx;
@@ -43,8 +43,8 @@ pub trait Held: Send + 'static {
     fn release(self) -> impl Future<Output = Result<(), RecipeError>> + Send;
 }
 
-impl<S: Steps> Contend for Lock<SimClient, R, S> {
-    type Held = LockGuard<SimClient, R, S>;
+impl<S: Steps> Contend for Lock<AnyClient, R, S> {
+    type Held = LockGuard<AnyClient, R, S>;
     async fn acquire(&self) -> RecipeResult<Self::Held> {
         Lock::acquire(self).await
     }
@@ -53,8 +53,8 @@ impl<S: Steps> Contend for Lock<SimClient, R, S> {
     }
 }
 
-impl<S: Steps> Contend for Semaphore<SimClient, R, S> {
-    type Held = LockGuard<SimClient, R, S>;
+impl<S: Steps> Contend for Semaphore<AnyClient, R, S> {
+    type Held = LockGuard<AnyClient, R, S>;
     async fn acquire(&self) -> RecipeResult<Self::Held> {
         Semaphore::acquire(self).await
     }
@@ -63,8 +63,8 @@ impl<S: Steps> Contend for Semaphore<SimClient, R, S> {
     }
 }
 
-impl Contend for UnfencedLock<SimClient, R> {
-    type Held = UnfencedGuard<SimClient, R>;
+impl Contend for UnfencedLock<AnyClient, R> {
+    type Held = UnfencedGuard<AnyClient, R>;
     async fn acquire(&self) -> RecipeResult<Self::Held> {
         UnfencedLock::acquire(self).await
     }
@@ -73,7 +73,7 @@ impl Contend for UnfencedLock<SimClient, R> {
     }
 }
 
-impl<S: Steps> Held for LockGuard<SimClient, R, S> {
+impl<S: Steps> Held for LockGuard<AnyClient, R, S> {
     fn token(&self) -> i64 {
         LockGuard::token(self)
     }
@@ -86,7 +86,7 @@ impl<S: Steps> Held for LockGuard<SimClient, R, S> {
 }
 
 /// The application that misuses the lock never checks its hold either.
-impl Held for UnfencedGuard<SimClient, R> {
+impl Held for UnfencedGuard<AnyClient, R> {
     fn token(&self) -> i64 {
         self.czxid_for_history()
     }

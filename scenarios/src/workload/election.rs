@@ -16,14 +16,14 @@ use zkdst_checker::history::{Op, Value};
 use zkdst_recipes::election::{latch, Election, LatchState, LeaderLatch};
 use zkdst_recipes::lock::Steps;
 use zkdst_recipes::zk::ZkClient;
-use zkdst_sim::client::SimClient;
+use zkdst_sim::client::AnyClient;
 
 use super::Env;
 
 pub(crate) const ELECTION: &str = "/elections/e";
 
 /// A leader's action on the protected resource, recorded as `LeaderAct`.
-async fn act(env: &mut Env, zk: &SimClient, token: i64) {
+async fn act(env: &mut Env, zk: &AnyClient, token: i64) {
     let id = env.invoke(
         Some(zk),
         Op::LeaderAct {
@@ -48,7 +48,7 @@ async fn act(env: &mut Env, zk: &SimClient, token: i64) {
 }
 
 /// The application learned its leadership ended.
-fn record_lost(env: &mut Env, zk: &SimClient, token: i64, reason: String) {
+fn record_lost(env: &mut Env, zk: &AnyClient, token: i64, reason: String) {
     env.exercised(Situation::ElectionLostWhileLeading);
     let id = env.invoke(
         Some(zk),
@@ -73,7 +73,7 @@ fn record_lost(env: &mut Env, zk: &SimClient, token: i64, reason: String) {
 /// polling application would take for the same term.)
 async fn serve(
     env: &mut Env,
-    zk: &SimClient,
+    zk: &AnyClient,
     token: i64,
     leading: impl Fn() -> bool,
     lost: impl Future<Output = String>,

@@ -27,7 +27,7 @@ use zkdst_checker::history::{Op, OpId, Outcome, Value};
 use zkdst_model::Situation;
 use zkdst_recipes::zk::ZkClient;
 use zkdst_recipes::{Ctx, RecipeError};
-use zkdst_sim::client::{ClientConfig, SimClient};
+use zkdst_sim::client::{AnyClient, ClientConfig, ClientKind};
 use zkdst_sim::cluster::Cluster;
 use zkdst_sim::recorder::Recorder;
 use zkdst_sim::runtime::SimRuntime;
@@ -36,7 +36,7 @@ use crate::nemesis::ClientRegistry;
 use crate::scenario::Scenario;
 use crate::streams::stream;
 
-pub type SimCtx = Ctx<SimClient, SimRuntime>;
+pub type SimCtx = Ctx<AnyClient, SimRuntime>;
 
 /// A protected resource outside ZooKeeper that rejects stale fencing
 /// tokens (the highest token it accepted so far, per resource name).
@@ -88,6 +88,8 @@ impl Shared {
 /// One client's view of the run.
 pub struct Env {
     pub id: u32,
+    /// The client library its sessions use.
+    pub kind: ClientKind,
     pub rec: Recorder,
     pub servers: Vec<u32>,
     pub session_timeout_ms: i32,
@@ -102,13 +104,14 @@ pub struct Env {
     pub shared: Arc<Shared>,
     /// Ops invoked on a handle whose session did not exist yet: the session
     /// they ran in is the one the handle gets, known by their completion.
-    pub unsessioned: Mutex<Vec<(OpId, SimClient)>>,
+    pub unsessioned: Mutex<Vec<(OpId, AnyClient)>>,
 }
 
 impl Env {
     /// A fresh session handle (registered for the nemesis's connection faults).
-    pub fn connect(&self) -> SimClient {
-        let zk = SimClient::connect(
+    pub fn connect(&self) -> AnyClient {
+        let zk = AnyClient::connect(
+            self.kind,
             ClientConfig {
                 id: self.id,
                 servers: self.servers.clone(),
@@ -126,7 +129,7 @@ impl Env {
     /// A connect function for recipes that manage their own sessions.
     pub fn connector(
         &self,
-    ) -> impl Fn() -> std::future::Ready<zkdst_recipes::zk::ZkResult<SimClient>> + Send + Sync + 'static {
+    ) -> impl Fn() -> std::future::Ready<zkdst_recipes::zk::ZkResult<AnyClient>> + Send + Sync + 'static {
         let cfg = ClientConfig {
             id: self.id,
             servers: self.servers.clone(),
@@ -134,8 +137,9 @@ impl Env {
         };
         let rec = self.rec.clone();
         let registry = self.registry.clone();
+        let kind = self.kind;
         move || {
-            let zk = SimClient::connect(cfg.clone(), rec.clone());
+            let zk = AnyClient::connect(kind, cfg.clone(), rec.clone());
             registry
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -144,7 +148,7 @@ impl Env {
         }
     }
 
-    pub fn ctx(&self, zk: SimClient) -> SimCtx {
+    pub fn ctx(&self, zk: AnyClient) -> SimCtx {
         Ctx::new(zk, SimRuntime::new())
     }
 
@@ -153,7 +157,7 @@ impl Env {
         Instant::now() < self.stop && self.max_ops.is_none_or(|m| self.ops < m)
     }
 
-    pub fn invoke(&mut self, zk: Option<&SimClient>, op: Op) -> OpId {
+    pub fn invoke(&mut self, zk: Option<&AnyClient>, op: Op) -> OpId {
         self.ops += 1;
         let session = zk.map(|z| z.session_id()).filter(|s| *s != 0);
         let id = self.rec.invoke(self.id, session, op);
@@ -233,18 +237,18 @@ impl Env {
 
     /// A write to the protected resource (takes 1–3 ms), recorded; the
     /// resource rejects a token older than one it accepted.
-    pub async fn fenced_write(&mut self, zk: &SimClient, resource: &str, token: i64) -> bool {
+    pub async fn fenced_write(&mut self, zk: &AnyClient, resource: &str, token: i64) -> bool {
         self.resource_write(zk, resource, token, true).await
     }
 
     /// A write to the protected resource without a checkable token (the
     /// resource accepts it); the history records `token` so the fencing
     /// checker can order the writes.
-    pub async fn unfenced_write(&mut self, zk: &SimClient, resource: &str, token: i64) {
+    pub async fn unfenced_write(&mut self, zk: &AnyClient, resource: &str, token: i64) {
         self.resource_write(zk, resource, token, false).await;
     }
 
-    async fn resource_write(&mut self, zk: &SimClient, resource: &str, token: i64, fenced: bool) -> bool {
+    async fn resource_write(&mut self, zk: &AnyClient, resource: &str, token: i64, fenced: bool) -> bool {
         let id = self.invoke(
             Some(zk),
             Op::FencedWrite {
@@ -276,7 +280,7 @@ impl Env {
     }
 
     /// Replaces a handle whose session ended.
-    pub fn renew(&self, zk: &mut SimClient, ctx: &mut SimCtx) {
+    pub fn renew(&self, zk: &mut AnyClient, ctx: &mut SimCtx) {
         if zk.state().is_terminal() {
             *zk = self.connect();
             *ctx = ctx.with_client(zk.clone());
@@ -292,6 +296,7 @@ pub type Client = fn(Env) -> BoxFuture<'static, ()>;
 #[allow(clippy::too_many_arguments)]
 pub fn spawn(
     client: Client,
+    kind: ClientKind,
     c: &mut Cluster,
     scenario: &Arc<Scenario>,
     seed: u64,
@@ -305,6 +310,7 @@ pub fn spawn(
     for id in 0..n {
         let env = Env {
             id,
+            kind,
             rec: c.recorder().clone(),
             servers: c.server_ids(),
             session_timeout_ms: scenario.ensemble.session_timeout_ms as i32,

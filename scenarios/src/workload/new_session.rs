@@ -10,7 +10,7 @@ use futures::{select_biased, FutureExt};
 use zkdst_checker::history::{Op, OpId};
 use zkdst_recipes::zk::{SessionState, StateWatch, ZkClient};
 use zkdst_recipes::RecipeResult;
-use zkdst_sim::client::SimClient;
+use zkdst_sim::client::AnyClient;
 
 use super::contend::{Contend, MakeLock};
 use super::{Env, SimCtx};
@@ -36,7 +36,7 @@ pub async fn hold_unless_disconnected(env: &mut Env, states: &mut StateWatch) ->
 /// workload loop).
 pub async fn reacquire_on_new_session<L: Contend>(
     env: &mut Env,
-    zk: &mut SimClient,
+    zk: &mut AnyClient,
     ctx: &mut SimCtx,
     guard: L::Held,
     make: MakeLock<L>,

@@ -10,7 +10,7 @@ use std::time::Duration;
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
 use zkdst_recipes::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, Queue, QueueItem, Steps};
-use zkdst_sim::client::SimClient;
+use zkdst_sim::client::AnyClient;
 use zkdst_sim::runtime::SimRuntime;
 
 use super::consume::{Consume, MakeConsumer, Taken};
@@ -20,10 +20,10 @@ use crate::scenario::Consumer;
 pub(crate) const Q: &str = "/queues/q";
 
 /// The correct at-most-once consumer.
-pub(crate) const TAKE: MakeConsumer<AtMostOnceConsumer<SimClient, SimRuntime>> = |c| AtMostOnceConsumer::new(c, Q);
+pub(crate) const TAKE: MakeConsumer<AtMostOnceConsumer<AnyClient, SimRuntime>> = |c| AtMostOnceConsumer::new(c, Q);
 
 /// The correct at-least-once consumer.
-pub(crate) const CLAIM: MakeConsumer<AtLeastOnceConsumer<SimClient, SimRuntime>> = |c| AtLeastOnceConsumer::new(c, Q);
+pub(crate) const CLAIM: MakeConsumer<AtLeastOnceConsumer<AnyClient, SimRuntime>> = |c| AtLeastOnceConsumer::new(c, Q);
 
 /// Producers hold back while the queue is longer than this, so the backlog
 /// stays drainable: three consumers under faults take items more slowly

@@ -13,7 +13,7 @@ use rand::Rng;
 use zkdst_checker::history::{Op, Value};
 use zkdst_recipes::lock::RwLock;
 use zkdst_recipes::zk::ZkClient;
-use zkdst_sim::client::SimClient;
+use zkdst_sim::client::AnyClient;
 use zkdst_sim::runtime::SimRuntime;
 
 use super::Env;
@@ -88,7 +88,7 @@ pub async fn client(mut env: Env) {
 
 /// Asks the current holders to release: the writer at the head, or for a
 /// writer every reader at the head.
-async fn revoke_holders(env: &mut Env, lock: &RwLock<SimClient, SimRuntime>, shared: bool) {
+async fn revoke_holders(env: &mut Env, lock: &RwLock<AnyClient, SimRuntime>, shared: bool) {
     let Ok(queue) = lock.queue().await else { return };
     let holders = match queue.first() {
         Some(head) if head.kind == "write" => &queue[..1],

@@ -3,10 +3,15 @@
 //! run's history (invocation, completion, reply zxid), as are session state
 //! changes and delivered watch events.
 
+mod any;
 mod api;
 mod conn;
+pub mod library;
 mod record;
 mod watches;
+
+pub use any::{AnyClient, ClientKind};
+pub use library::LibraryClient;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -100,6 +105,25 @@ impl Shared {
     }
 }
 
+/// Waits until `zk` is connected (or its session ended); false on timeout.
+pub(crate) async fn wait_connected(zk: &impl ZkClient, within: Duration) -> bool {
+    let mut w = zk.state_watch();
+    let deadline = madsim::time::Instant::now() + within;
+    loop {
+        let s = zk.state();
+        if s.is_connected() {
+            return true;
+        }
+        if s.is_terminal() {
+            return false;
+        }
+        let left = deadline.saturating_duration_since(madsim::time::Instant::now());
+        if madsim::time::timeout(left, w.changed()).await.is_err() {
+            return false;
+        }
+    }
+}
+
 /// A simulated ZooKeeper session handle. Create it on the node that runs
 /// the client code: the connection task lives there, so pausing or killing
 /// that node pauses or kills the client.
@@ -146,21 +170,7 @@ impl SimClient {
 
     /// Waits until connected (or the session ended); false on timeout.
     pub async fn wait_connected(&self, within: Duration) -> bool {
-        let mut w = self.state_watch();
-        let deadline = madsim::time::Instant::now() + within;
-        loop {
-            let s = self.state();
-            if s.is_connected() {
-                return true;
-            }
-            if s.is_terminal() {
-                return false;
-            }
-            let left = deadline.saturating_duration_since(madsim::time::Instant::now());
-            if madsim::time::timeout(left, w.changed()).await.is_err() {
-                return false;
-            }
-        }
+        wait_connected(self, within).await
     }
 
     async fn wait_for_session(&self) {

@@ -65,6 +65,16 @@ enum Entry {
         xid: i32,
         op: Local,
     },
+    /// A core request received behind a `Local` not yet run: sent to the
+    /// core once every `Local` before it has run. The server applies a
+    /// session's requests in order, and the core would apply it at once —
+    /// a RemoveWatches run afterwards would remove the watch a later
+    /// exists had just set.
+    Held {
+        xid: i32,
+        shape: Shape,
+        msg: ToServer,
+    },
 }
 
 /// A wire connection's state. Feed it frames with [`WireConn::receive`] and
@@ -171,15 +181,7 @@ impl WireConn {
         let xid = req.xid;
         use w::Request as R;
         let local = match &req.request {
-            R::Ping => {
-                self.queue.push_back(Entry::Core {
-                    xid,
-                    shape: Shape::Ping,
-                    done: None,
-                });
-                core.on_client(now_ms, self.id, ToServer::Ping);
-                return;
-            }
+            R::Ping => return self.submit(xid, Shape::Ping, ToServer::Ping, core, now_ms),
             R::Auth(a) => {
                 // Answered on receipt. `digest` and `ip` are the providers a
                 // 3.8 server has by default; any other scheme is AuthFailed,
@@ -238,15 +240,11 @@ impl WireConn {
             R::SetAcl(s) => Local::SetAcl(s.path.clone()),
             other => match convert::core_request(other) {
                 Some((shape, Ok(request))) => {
-                    self.queue.push_back(Entry::Core { xid, shape, done: None });
-                    core.on_client(
-                        now_ms,
-                        self.id,
-                        ToServer::Request {
-                            xid: xid as i64,
-                            request,
-                        },
-                    );
+                    let msg = ToServer::Request {
+                        xid: xid as i64,
+                        request,
+                    };
+                    self.submit(xid, shape, msg, core, now_ms);
                     return self.release(session, core, now_ms);
                 }
                 Some((_, Err(e))) => Local::Error(convert::code(&e)),
@@ -328,12 +326,39 @@ impl WireConn {
         }
     }
 
+    /// Sends a core request on, or holds it behind a `Local` still queued.
+    fn submit(&mut self, xid: i32, shape: Shape, msg: ToServer, core: &mut ServerCore, now_ms: u64) {
+        if self.queue.iter().any(|e| !matches!(e, Entry::Core { .. })) {
+            self.queue.push_back(Entry::Held { xid, shape, msg });
+            return;
+        }
+        self.queue.push_back(Entry::Core { xid, shape, done: None });
+        core.on_client(now_ms, self.id, msg);
+    }
+
+    /// Sends the held core requests that no `Local` precedes any more.
+    fn send_held(&mut self, core: &mut ServerCore, now_ms: u64) {
+        for e in self.queue.iter_mut() {
+            match e {
+                Entry::Core { .. } => {}
+                Entry::Local { .. } => return,
+                Entry::Held { xid, shape, .. } => {
+                    let (xid, shape) = (*xid, shape.clone());
+                    let Entry::Held { msg, .. } = std::mem::replace(e, Entry::Core { xid, shape, done: None }) else {
+                        unreachable!("matched above")
+                    };
+                    core.on_client(now_ms, self.id, msg);
+                }
+            }
+        }
+    }
+
     /// Sends every reply at the head of the queue that is ready, answering
     /// the connection's own requests as they reach the head.
     fn release(&mut self, session: SessionId, core: &mut ServerCore, now_ms: u64) {
         while let Some(head) = self.queue.front_mut() {
             match head {
-                Entry::Core { done: None, .. } => break,
+                Entry::Core { done: None, .. } | Entry::Held { .. } => break,
                 Entry::Core { done, .. } => {
                     let reply = done.take().expect("checked");
                     self.queue.pop_front();
@@ -347,6 +372,7 @@ impl WireConn {
                     if self.close {
                         return;
                     }
+                    self.send_held(core, now_ms);
                 }
             }
         }

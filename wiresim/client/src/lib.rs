@@ -6,6 +6,8 @@
 //! stand-ins on madsim (see its Cargo.toml); [`enter`] does the rest once
 //! per simulation: spawning onto madsim and seeding fastrand from the seed.
 
+pub mod library;
 pub mod runtime;
 
+pub use library::install;
 pub use runtime::enter;

@@ -1,9 +1,11 @@
 //! The interface over a real ZooKeeper: [`RealClient`] implements
 //! [`ZkClient`] with the `zookeeper-client` crate (kezhuw, 0.11).
 //!
-//! Needs a tokio runtime (multi-thread or current-thread): `connect` must be
-//! called inside one, and the client spawns its tasks (the session, one
-//! forwarding task per watch) on that runtime.
+//! It runs wherever zookeeper-client can spawn its tasks (the session, and
+//! here one forwarding task per watch) through `asyncs`: inside a tokio
+//! runtime with feature `tokio`, or on the spawner a simulation entered
+//! (wiresim/ runs this adapter, unmodified, against the simulated ensemble).
+//! Timeouts use async-io's `Timer`, as zookeeper-client itself does.
 //!
 //! How it differs from the Java client — and so, possibly, from the
 //! simulator (the conformance suite is where this is checked):
@@ -26,18 +28,19 @@
 //! - Operations after `close` fail with `Closed` (Java: `SessionExpired`).
 
 mod convert;
+#[cfg(feature = "tokio")]
 mod runtime;
 mod watch;
 
+#[cfg(feature = "tokio")]
 pub use runtime::TokioRuntime;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use tokio::runtime::Handle;
 use zookeeper_client as zkc;
 
-use crate::zk::{
+use zkdst_recipes::zk::{
     validate_path, AddWatchMode, CreateMode, MultiError, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp,
     ReadResult, SessionId, SessionState, Stat, StateWatch, ZkClient, ZkError, ZkResult,
 };
@@ -75,7 +78,6 @@ struct Inner {
     session_id: SessionId,
     session_timeout: Duration,
     state: Arc<Mutex<StateFanout>>,
-    runtime: Handle,
 }
 
 impl std::fmt::Debug for RealClient {
@@ -99,23 +101,21 @@ impl RealClient {
         Self::connect_with(connect_string, RealOptions::default()).await
     }
 
-    /// Connects with explicit options. Must run inside a tokio runtime.
+    /// Connects with explicit options.
     pub async fn connect_with(connect_string: &str, options: RealOptions) -> ZkResult<RealClient> {
-        let runtime = Handle::try_current()
-            .map_err(|_| ZkError::InvalidArgument("RealClient needs a tokio runtime".to_string()))?;
         let connecting = zkc::Client::connector()
             .with_session_timeout(options.session_timeout)
             .connect(connect_string);
-        let client = match tokio::time::timeout(options.connect_timeout, connecting).await {
-            Err(_) => return Err(ZkError::ConnectionLoss),
-            Ok(result) => result.map_err(convert::error)?,
+        let client = match within(options.connect_timeout, connecting).await {
+            None => return Err(ZkError::ConnectionLoss),
+            Some(result) => result.map_err(convert::error)?,
         };
         let mut states = client.state_watcher();
         let state = Arc::new(Mutex::new(StateFanout::new(convert::session_state(
             states.peek_state(),
         ))));
         let fanout = Arc::clone(&state);
-        runtime.spawn(async move {
+        asyncs::spawn(async move {
             loop {
                 let now = convert::session_state(states.changed().await);
                 lock(&fanout).publish(now);
@@ -130,7 +130,6 @@ impl RealClient {
                 session_timeout: client.session_timeout(),
                 client: Mutex::new(Some(client)),
                 state,
-                runtime,
             }),
         })
     }
@@ -143,6 +142,14 @@ impl RealClient {
 
     fn handle(&self) -> ZkResult<zkc::Client> {
         self.raw().ok_or(ZkError::Closed)
+    }
+}
+
+/// `fut`'s output, or `None` if `limit` passes first.
+async fn within<T>(limit: Duration, fut: impl std::future::Future<Output = T>) -> Option<T> {
+    match futures::future::select(std::pin::pin!(fut), async_io::Timer::after(limit)).await {
+        futures::future::Either::Left((out, _)) => Some(out),
+        futures::future::Either::Right(_) => None,
     }
 }
 
@@ -215,7 +222,7 @@ impl ZkClient for RealClient {
         let (stat, watcher) = client.check_and_watch_stat(path).await.map_err(convert::error)?;
         Ok((
             stat.as_ref().map(convert::stat),
-            watch::oneshot(&self.inner.runtime, watcher),
+            watch::oneshot(watcher),
         ))
     }
 
@@ -230,7 +237,7 @@ impl ZkClient for RealClient {
         check_path(path, false)?;
         let client = self.handle()?;
         let (data, stat, watcher) = client.get_and_watch_data(path).await.map_err(convert::error)?;
-        Ok((data, convert::stat(&stat), watch::oneshot(&self.inner.runtime, watcher)))
+        Ok((data, convert::stat(&stat), watch::oneshot(watcher)))
     }
 
     async fn get_children(&self, path: &str) -> ZkResult<(Vec<String>, Stat)> {
@@ -247,7 +254,7 @@ impl ZkClient for RealClient {
         Ok((
             children,
             convert::stat(&stat),
-            watch::oneshot(&self.inner.runtime, watcher),
+            watch::oneshot(watcher),
         ))
     }
 
@@ -350,7 +357,7 @@ impl ZkClient for RealClient {
             .watch(path, convert::watch_mode(mode))
             .await
             .map_err(convert::error)?;
-        Ok(watch::persistent(&self.inner.runtime, watcher))
+        Ok(watch::persistent(watcher))
     }
 
     /// Drops this adapter's `zookeeper-client` handle, which sends
@@ -372,7 +379,7 @@ impl ZkClient for RealClient {
             }
         };
         let bound = self.inner.session_timeout.max(Duration::from_secs(1));
-        if tokio::time::timeout(bound, wait).await.is_err() {
+        if within(bound, wait).await.is_none() {
             tracing::warn!(
                 session = self.inner.session_id,
                 "close: no Closed state within the session timeout"

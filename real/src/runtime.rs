@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use tokio::runtime::Handle;
 
-use crate::runtime::{Clock, Spawn};
+use zkdst_recipes::runtime::{Clock, Spawn};
 
 /// tokio's clock and spawner. Create it inside a tokio runtime (or from a
 /// [`Handle`]).

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use zookeeper_client as zkc;
 
-use crate::zk::{AddWatchMode, CreateMode, EventType, SessionState, Stat, WatchedEvent, ZkError, ZkResult};
+use zkdst_recipes::zk::{AddWatchMode, CreateMode, EventType, SessionState, Stat, WatchedEvent, ZkError, ZkResult};
 
 /// The interface's error for a `zookeeper-client` error.
 ///

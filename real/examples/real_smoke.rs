@@ -1,7 +1,7 @@
 //! Smoke test of the real-ZooKeeper adapter against a running server:
 //!
 //!     scripts/zk/start-standalone.sh            # prints ZK_CONNECT=127.0.0.1:PORT
-//!     cargo run -p zkdst-recipes --features real --example real_smoke -- 127.0.0.1:PORT
+//!     cargo run -p zkdst-real --features tokio --example real_smoke -- 127.0.0.1:PORT
 //!
 //! Exercises create/get/set/multi/watches through the `ZkClient` interface
 //! and prints every result; exits non-zero when one is not what ZooKeeper
@@ -11,7 +11,7 @@
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use zkdst_recipes::real::{RealClient, RealOptions};
+use zkdst_real::{RealClient, RealOptions};
 use zkdst_recipes::zk::{AddWatchMode, CreateMode, EventType, Op, OpResult, ZkClient, ZkError, ANY_VERSION};
 
 fn check(ok: bool, what: &str, failures: &mut u32) {
