@@ -80,3 +80,33 @@ fn a_seed_through_the_wire_replays_bit_for_bit_and_differs_from_the_typed_client
         assert_ne!(a.fingerprint, t.fingerprint, "seed {seed}: the wire run is the typed run");
     }
 }
+
+/// The planted lock bugs (recipes with a known defect) are still caught when
+/// their scenario runs through zookeeper-client, at the seed `zkdst-wire
+/// bench bugs` first found each, and each correct twin passes that seed.
+#[test]
+fn planted_lock_bugs_are_caught_through_the_wire() {
+    use zkdst_scenarios::bench::bugs::detects;
+    const KNOWN: [(&str, u64); 7] = [
+        ("lock-cancellation-leak.toml", 0),
+        ("lock-delete-under-disconnect.toml", 1),
+        ("lock-herd.toml", 0),
+        ("lock-lost-watch.toml", 0),
+        ("lock-stale-session.toml", 0),
+        ("lock-unfenced.toml", 4),
+        ("lock-unprotected-create.toml", 0),
+    ];
+    for (file, seed) in KNOWN {
+        let sc = load(&scenarios_dir().join("planted").join(file));
+        let o = run(&sc, seed, None);
+        assert_eq!(
+            o.history.meta.get("client").map(String::as_str),
+            Some(zkdst_wiresim::library::NAME)
+        );
+        assert!(detects(&sc, &o), "{file} seed {seed} escaped through the wire: {:?}", o.results);
+        let twin = sc.correct_twin();
+        let c = run(&twin, seed, None);
+        assert_eq!(c.verdict, RunVerdict::Pass, "{file}: the correct twin fails seed {seed}");
+        assert!(!detects(&twin, &c), "{file}: the correct twin is flagged at seed {seed}");
+    }
+}
