@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 
 use zkdst_conformance::real::fresh_root;
 use zkdst_conformance::{RealEnsemble, RealServer, ServerOptions};
+use zkdst_real::{RealClient, RealOptions, TokioRuntime};
 use zkdst_recipes::barrier::DoubleBarrier;
 use zkdst_recipes::election::Election;
 use zkdst_recipes::lock::Lock;
 use zkdst_recipes::queue::{AtMostOnceConsumer, Queue};
-use zkdst_real::{RealClient, RealOptions, TokioRuntime};
 use zkdst_recipes::zk::{CreateMode, ZkClient};
 use zkdst_recipes::{Ctx, RetryPolicy};
 

@@ -40,11 +40,11 @@ use std::time::Duration;
 
 use zookeeper_client as zkc;
 
+use watch::StateFanout;
 use zkdst_recipes::zk::{
     validate_path, AddWatchMode, CreateMode, MultiError, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp,
     ReadResult, SessionId, SessionState, Stat, StateWatch, ZkClient, ZkError, ZkResult,
 };
-use watch::StateFanout;
 
 /// Options for [`RealClient::connect_with`].
 #[derive(Debug, Clone)]
@@ -220,10 +220,7 @@ impl ZkClient for RealClient {
         check_path(path, false)?;
         let client = self.handle()?;
         let (stat, watcher) = client.check_and_watch_stat(path).await.map_err(convert::error)?;
-        Ok((
-            stat.as_ref().map(convert::stat),
-            watch::oneshot(watcher),
-        ))
+        Ok((stat.as_ref().map(convert::stat), watch::oneshot(watcher)))
     }
 
     async fn get_data(&self, path: &str) -> ZkResult<(Vec<u8>, Stat)> {
@@ -251,11 +248,7 @@ impl ZkClient for RealClient {
         check_path(path, false)?;
         let client = self.handle()?;
         let (children, stat, watcher) = client.get_and_watch_children(path).await.map_err(convert::error)?;
-        Ok((
-            children,
-            convert::stat(&stat),
-            watch::oneshot(watcher),
-        ))
+        Ok((children, convert::stat(&stat), watch::oneshot(watcher)))
     }
 
     async fn set_data(&self, path: &str, data: &[u8], version: i32) -> ZkResult<Stat> {

@@ -34,7 +34,6 @@ pub mod two_phase;
 pub mod wait;
 pub mod zk;
 
-
 pub use ctx::{Connect, Ctx};
 pub use error::{RecipeError, RecipeResult};
 pub use monitor::{HoldState, LostReason};

@@ -71,7 +71,12 @@ pub fn render(records: &[SeedRecord], extra: &Extra) -> String {
             if let Some(line) = &r.repro {
                 let _ = writeln!(body, "{line}");
             } else {
-                let _ = writeln!(body, "{} replay {file} --seed {}", zkdst_sim::client::library::command(), r.seed);
+                let _ = writeln!(
+                    body,
+                    "{} replay {file} --seed {}",
+                    zkdst_sim::client::library::command(),
+                    r.seed
+                );
             }
             if !r.failed.is_empty() {
                 let _ = writeln!(body, "failed: {}", r.failed.join(", "));

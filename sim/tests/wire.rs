@@ -350,7 +350,10 @@ async fn own_requests_keep_their_place(seed: u64) {
         assert!(matches!(b.reply().await, (1, Ok(Response::Delete))));
         match madsim::time::timeout(Duration::from_secs(5), a.message()).await {
             Ok(Some(ServerMessage::Notification { event, .. })) => {
-                assert_eq!((event.event_type, event.path.as_str()), (zkdst_wire::EventType::NodeDeleted, "/w"));
+                assert_eq!(
+                    (event.event_type, event.path.as_str()),
+                    (zkdst_wire::EventType::NodeDeleted, "/w")
+                );
             }
             other => panic!("the exists watch set after the RemoveWatches must fire; got {other:?}"),
         }

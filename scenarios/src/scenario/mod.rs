@@ -350,10 +350,12 @@ impl Scenario {
     /// client`, else the build's own — `wire` where a client library is
     /// installed (`zkdst-wire`), `sim` elsewhere.
     pub fn client(&self) -> Client {
-        self.ensemble.client.unwrap_or(match zkdst_sim::client::library::library() {
-            Some(_) => Client::Wire,
-            None => Client::Sim,
-        })
+        self.ensemble
+            .client
+            .unwrap_or(match zkdst_sim::client::library::library() {
+                Some(_) => Client::Wire,
+                None => Client::Sim,
+            })
     }
 
     /// Scenario text as its types; `file` names it in errors.

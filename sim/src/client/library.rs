@@ -31,10 +31,19 @@ pub trait DynZk: Send + Sync + 'static {
     fn session_id(&self) -> SessionId;
     fn session_timeout(&self) -> Duration;
     fn state_watch(&self) -> StateWatch;
-    fn create<'a>(&'a self, path: &'a str, data: &'a [u8], mode: CreateMode) -> BoxFuture<'a, ZkResult<(String, Stat)>>;
+    fn create<'a>(&'a self, path: &'a str, data: &'a [u8], mode: CreateMode)
+        -> BoxFuture<'a, ZkResult<(String, Stat)>>;
     fn delete<'a>(&'a self, path: &'a str, version: i32) -> BoxFuture<'a, ZkResult<()>>;
-    fn exists<'a>(&'a self, path: &'a str, watch: bool) -> BoxFuture<'a, ZkResult<(Option<Stat>, Option<OneshotWatch>)>>;
-    fn get_data<'a>(&'a self, path: &'a str, watch: bool) -> BoxFuture<'a, ZkResult<(Vec<u8>, Stat, Option<OneshotWatch>)>>;
+    fn exists<'a>(
+        &'a self,
+        path: &'a str,
+        watch: bool,
+    ) -> BoxFuture<'a, ZkResult<(Option<Stat>, Option<OneshotWatch>)>>;
+    fn get_data<'a>(
+        &'a self,
+        path: &'a str,
+        watch: bool,
+    ) -> BoxFuture<'a, ZkResult<(Vec<u8>, Stat, Option<OneshotWatch>)>>;
     fn get_children<'a>(
         &'a self,
         path: &'a str,
@@ -58,13 +67,22 @@ impl<C: ZkClient> DynZk for C {
     fn state_watch(&self) -> StateWatch {
         ZkClient::state_watch(self)
     }
-    fn create<'a>(&'a self, path: &'a str, data: &'a [u8], mode: CreateMode) -> BoxFuture<'a, ZkResult<(String, Stat)>> {
+    fn create<'a>(
+        &'a self,
+        path: &'a str,
+        data: &'a [u8],
+        mode: CreateMode,
+    ) -> BoxFuture<'a, ZkResult<(String, Stat)>> {
         Box::pin(ZkClient::create(self, path, data, mode))
     }
     fn delete<'a>(&'a self, path: &'a str, version: i32) -> BoxFuture<'a, ZkResult<()>> {
         Box::pin(ZkClient::delete(self, path, version))
     }
-    fn exists<'a>(&'a self, path: &'a str, watch: bool) -> BoxFuture<'a, ZkResult<(Option<Stat>, Option<OneshotWatch>)>> {
+    fn exists<'a>(
+        &'a self,
+        path: &'a str,
+        watch: bool,
+    ) -> BoxFuture<'a, ZkResult<(Option<Stat>, Option<OneshotWatch>)>> {
         Box::pin(async move {
             if watch {
                 ZkClient::exists_watch(self, path).await.map(|(s, w)| (s, Some(w)))
@@ -73,10 +91,16 @@ impl<C: ZkClient> DynZk for C {
             }
         })
     }
-    fn get_data<'a>(&'a self, path: &'a str, watch: bool) -> BoxFuture<'a, ZkResult<(Vec<u8>, Stat, Option<OneshotWatch>)>> {
+    fn get_data<'a>(
+        &'a self,
+        path: &'a str,
+        watch: bool,
+    ) -> BoxFuture<'a, ZkResult<(Vec<u8>, Stat, Option<OneshotWatch>)>> {
         Box::pin(async move {
             if watch {
-                ZkClient::get_data_watch(self, path).await.map(|(d, s, w)| (d, s, Some(w)))
+                ZkClient::get_data_watch(self, path)
+                    .await
+                    .map(|(d, s, w)| (d, s, Some(w)))
             } else {
                 ZkClient::get_data(self, path).await.map(|(d, s)| (d, s, None))
             }
@@ -89,7 +113,9 @@ impl<C: ZkClient> DynZk for C {
     ) -> BoxFuture<'a, ZkResult<(Vec<String>, Stat, Option<OneshotWatch>)>> {
         Box::pin(async move {
             if watch {
-                ZkClient::get_children_watch(self, path).await.map(|(c, s, w)| (c, s, Some(w)))
+                ZkClient::get_children_watch(self, path)
+                    .await
+                    .map(|(c, s, w)| (c, s, Some(w)))
             } else {
                 ZkClient::get_children(self, path).await.map(|(c, s)| (c, s, None))
             }
@@ -325,9 +351,12 @@ fn record_event(shared: &Shared, event: &WatchedEvent) {
         return;
     }
     let session = shared.lock().session_id;
-    shared
-        .recorder
-        .watch_event(shared.cfg.id, session, &format!("{:?}", event.event_type), event.path.clone());
+    shared.recorder.watch_event(
+        shared.cfg.id,
+        session,
+        &format!("{:?}", event.event_type),
+        event.path.clone(),
+    );
 }
 
 /// How an error the library returned appears in the history, as
@@ -421,10 +450,14 @@ impl ZkClient for LibraryClient {
             data: data.to_vec(),
             mode,
         });
-        self.call(op, |z| async move { z.create(path, data, mode).await }, |(path, stat)| Response::Create {
-            path: path.clone(),
-            stat: *stat,
-        })
+        self.call(
+            op,
+            |z| async move { z.create(path, data, mode).await },
+            |(path, stat)| Response::Create {
+                path: path.clone(),
+                stat: *stat,
+            },
+        )
         .await
     }
 
@@ -433,7 +466,12 @@ impl ZkClient for LibraryClient {
             path: path.to_string(),
             version,
         });
-        self.call(op, |z| async move { z.delete(path, version).await }, |_| Response::Delete).await
+        self.call(
+            op,
+            |z| async move { z.delete(path, version).await },
+            |_| Response::Delete,
+        )
+        .await
     }
 
     async fn exists(&self, path: &str) -> ZkResult<Option<Stat>> {
@@ -442,7 +480,11 @@ impl ZkClient for LibraryClient {
             watch: false,
         };
         let (stat, _) = self
-            .call(op, |z| async move { z.exists(path, false).await }, |(s, _)| Response::Exists(*s))
+            .call(
+                op,
+                |z| async move { z.exists(path, false).await },
+                |(s, _)| Response::Exists(*s),
+            )
             .await?;
         Ok(stat)
     }
@@ -453,7 +495,11 @@ impl ZkClient for LibraryClient {
             watch: true,
         };
         let (stat, w) = self
-            .call(op, |z| async move { z.exists(path, true).await }, |(s, _)| Response::Exists(*s))
+            .call(
+                op,
+                |z| async move { z.exists(path, true).await },
+                |(s, _)| Response::Exists(*s),
+            )
             .await?;
         Ok((stat, self.recorded(w)))
     }
@@ -463,7 +509,9 @@ impl ZkClient for LibraryClient {
             path: path.to_string(),
             watch: false,
         };
-        let (data, stat, _) = self.call(op, |z| async move { z.get_data(path, false).await }, data_reply).await?;
+        let (data, stat, _) = self
+            .call(op, |z| async move { z.get_data(path, false).await }, data_reply)
+            .await?;
         Ok((data, stat))
     }
 
@@ -472,7 +520,9 @@ impl ZkClient for LibraryClient {
             path: path.to_string(),
             watch: true,
         };
-        let (data, stat, w) = self.call(op, |z| async move { z.get_data(path, true).await }, data_reply).await?;
+        let (data, stat, w) = self
+            .call(op, |z| async move { z.get_data(path, true).await }, data_reply)
+            .await?;
         Ok((data, stat, self.recorded(w)))
     }
 
@@ -481,7 +531,9 @@ impl ZkClient for LibraryClient {
             path: path.to_string(),
             watch: false,
         };
-        let (children, stat, _) = self.call(op, |z| async move { z.get_children(path, false).await }, children_reply).await?;
+        let (children, stat, _) = self
+            .call(op, |z| async move { z.get_children(path, false).await }, children_reply)
+            .await?;
         Ok((children, stat))
     }
 
@@ -490,7 +542,9 @@ impl ZkClient for LibraryClient {
             path: path.to_string(),
             watch: true,
         };
-        let (children, stat, w) = self.call(op, |z| async move { z.get_children(path, true).await }, children_reply).await?;
+        let (children, stat, w) = self
+            .call(op, |z| async move { z.get_children(path, true).await }, children_reply)
+            .await?;
         Ok((children, stat, self.recorded(w)))
     }
 
@@ -500,8 +554,12 @@ impl ZkClient for LibraryClient {
             data: data.to_vec(),
             version,
         });
-        self.call(op, |z| async move { z.set_data(path, data, version).await }, |stat| Response::SetData { stat: *stat })
-            .await
+        self.call(
+            op,
+            |z| async move { z.set_data(path, data, version).await },
+            |stat| Response::SetData { stat: *stat },
+        )
+        .await
     }
 
     async fn multi(&self, ops: Vec<Op>) -> Result<Vec<OpResult>, MultiError> {
@@ -512,13 +570,10 @@ impl ZkClient for LibraryClient {
             .call(
                 op,
                 |z| async move {
-                    z.multi(ops).await.map(Ok).or_else(|e| {
-                        if e.results.is_empty() {
-                            Err(e.error)
-                        } else {
-                            Ok(Err(e))
-                        }
-                    })
+                    z.multi(ops)
+                        .await
+                        .map(Ok)
+                        .or_else(|e| if e.results.is_empty() { Err(e.error) } else { Ok(Err(e)) })
                 },
                 |r| match r {
                     Ok(results) => Response::Multi(results.clone()),
@@ -534,13 +589,18 @@ impl ZkClient for LibraryClient {
 
     async fn multi_read(&self, ops: Vec<ReadOp>) -> ZkResult<Vec<ReadResult>> {
         let op = record::op_of(&Request::MultiRead(ops.clone()));
-        self.call(op, |z| async move { z.multi_read(ops).await }, |r| Response::MultiRead(r.clone()))
-            .await
+        self.call(
+            op,
+            |z| async move { z.multi_read(ops).await },
+            |r| Response::MultiRead(r.clone()),
+        )
+        .await
     }
 
     async fn sync(&self, path: &str) -> ZkResult<()> {
         let op = HOp::Sync { path: path.to_string() };
-        self.call(op, |z| async move { z.sync(path).await }, |_| Response::Sync).await
+        self.call(op, |z| async move { z.sync(path).await }, |_| Response::Sync)
+            .await
     }
 
     async fn add_watch(&self, path: &str, mode: AddWatchMode) -> ZkResult<PersistentWatch> {
@@ -548,7 +608,13 @@ impl ZkClient for LibraryClient {
             path: path.to_string(),
             mode,
         });
-        let inner = self.call(op, |z| async move { z.add_watch(path, mode).await }, |_| Response::AddWatch).await?;
+        let inner = self
+            .call(
+                op,
+                |z| async move { z.add_watch(path, mode).await },
+                |_| Response::AddWatch,
+            )
+            .await?;
         Ok(self.recorded_persistent(inner))
     }
 
@@ -563,7 +629,10 @@ impl ZkClient for LibraryClient {
         };
         if let Some(z) = session {
             if !ZkClient::state(self).is_terminal() {
-                let id = self.shared.recorder.invoke(self.id(), Some(z.session_id()), HOp::CloseSession);
+                let id = self
+                    .shared
+                    .recorder
+                    .invoke(self.id(), Some(z.session_id()), HOp::CloseSession);
                 z.close().await;
                 self.shared
                     .recorder

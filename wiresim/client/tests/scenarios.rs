@@ -77,7 +77,10 @@ fn a_seed_through_the_wire_replays_bit_for_bit_and_differs_from_the_typed_client
         let t = run(&typed, seed, None);
         assert_eq!(t.verdict, RunVerdict::Pass);
         assert!(!t.history.meta.contains_key("client"));
-        assert_ne!(a.fingerprint, t.fingerprint, "seed {seed}: the wire run is the typed run");
+        assert_ne!(
+            a.fingerprint, t.fingerprint,
+            "seed {seed}: the wire run is the typed run"
+        );
     }
 }
 
@@ -103,10 +106,21 @@ fn planted_lock_bugs_are_caught_through_the_wire() {
             o.history.meta.get("client").map(String::as_str),
             Some(zkdst_wiresim::library::NAME)
         );
-        assert!(detects(&sc, &o), "{file} seed {seed} escaped through the wire: {:?}", o.results);
+        assert!(
+            detects(&sc, &o),
+            "{file} seed {seed} escaped through the wire: {:?}",
+            o.results
+        );
         let twin = sc.correct_twin();
         let c = run(&twin, seed, None);
-        assert_eq!(c.verdict, RunVerdict::Pass, "{file}: the correct twin fails seed {seed}");
-        assert!(!detects(&twin, &c), "{file}: the correct twin is flagged at seed {seed}");
+        assert_eq!(
+            c.verdict,
+            RunVerdict::Pass,
+            "{file}: the correct twin fails seed {seed}"
+        );
+        assert!(
+            !detects(&twin, &c),
+            "{file}: the correct twin is flagged at seed {seed}"
+        );
     }
 }
