@@ -60,7 +60,9 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         let mut end = ret.map_or(Time::MAX, |x| x.invoked);
         // The server ended the session (its ephemeral lease node went with
         // it) at the commit of its CloseSession, whenever the client noticed.
-        if let Some(tc) = sessions.closed_commit(a.session, start) {
+        // A close before the acquire returned (a holder paused between its
+        // read and its return) leaves it holding nothing, as in `mutex`.
+        if let Some(tc) = sessions.closed_commit(a.session, a.invoked) {
             end = end.min(tc.max(start));
         }
         let seen_end = a.session.and_then(|_| sessions.end_after(a.client, a.session, start));
@@ -170,6 +172,41 @@ mod tests {
         let r = check(&late, &permits(1));
         assert_eq!(r.verdict, Verdict::Violation, "{r:#?}");
         assert_eq!(r.violations[0].kind, "too-many-leases");
+    }
+
+    /// Seen through zookeeper-client (`zkdst-wire replay
+    /// scenarios/semaphore.toml --seed 186`): a holder paused from before
+    /// its acquire returned until after its session expired "acquires" at
+    /// the resume; its lease node went with the session, so it held nothing.
+    #[test]
+    fn an_acquire_returning_after_its_session_closed_holds_nothing() {
+        use crate::history::TxnRecord;
+        let close = |session: i64| TxnRecord::CloseSession {
+            session,
+            expired: true,
+            deleted: vec![],
+        };
+        let mut b = Builder::new();
+        let a = b.invoke_s(0, 1, Some(7), acquired());
+        b.commit(20, 0x1_0000_0005, close(7));
+        b.complete(a, 30, Outcome::Ok { value: Value::Unit });
+        b.ok(25, 26, 2, acquired(), Value::Unit);
+        b.ok(40, 41, 1, returned(), Value::Unit);
+        b.ok(50, 51, 2, returned(), Value::Unit);
+        let h = b.build();
+        let r = check(&h, &permits(1));
+        assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+        // Closed only after the acquire returned: held until the close.
+        let mut b = Builder::new();
+        let a = b.invoke_s(0, 1, Some(7), acquired());
+        b.complete(a, 10, Outcome::Ok { value: Value::Unit });
+        b.commit(35, 0x1_0000_0005, close(7));
+        b.ok(25, 30, 2, acquired(), Value::Unit);
+        b.ok(50, 51, 2, returned(), Value::Unit);
+        let r = check(&b.build(), &permits(1));
+        assert_eq!(r.verdict, Verdict::Violation, "{r:#?}");
+        assert_eq!(r.violations[0].kind, "too-many-leases");
+        assert_eq!(r.violations[0].times, vec![30 * MS]);
     }
 
     #[test]
