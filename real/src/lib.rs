@@ -40,10 +40,9 @@ use std::time::Duration;
 
 use zookeeper_client as zkc;
 
-use watch::StateFanout;
 use zkdst_recipes::zk::{
     validate_path, AddWatchMode, CreateMode, MultiError, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp,
-    ReadResult, SessionId, SessionState, Stat, StateWatch, ZkClient, ZkError, ZkResult,
+    ReadResult, SessionId, SessionState, Stat, StateFanout, StateWatch, ZkClient, ZkError, ZkResult,
 };
 
 /// Options for [`RealClient::connect_with`].
@@ -180,14 +179,11 @@ impl ZkClient for RealClient {
     }
 
     fn state(&self) -> SessionState {
-        lock(&self.inner.state).last
+        lock(&self.inner.state).state()
     }
 
     fn state_watch(&self) -> StateWatch {
-        let mut fanout = lock(&self.inner.state);
-        let (tx, rx) = StateWatch::channel(fanout.last);
-        fanout.subscribers.push(tx);
-        rx
+        lock(&self.inner.state).subscribe()
     }
 
     async fn create(&self, path: &str, data: &[u8], mode: CreateMode) -> ZkResult<(String, Stat)> {

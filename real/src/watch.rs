@@ -9,7 +9,7 @@ use futures::StreamExt;
 use zookeeper_client as zkc;
 
 use crate::convert;
-use zkdst_recipes::zk::{OneshotWatch, PersistentWatch, SessionState, StateWatchSender};
+use zkdst_recipes::zk::{OneshotWatch, PersistentWatch};
 
 /// How often a persistent watch's task checks whether its handle was dropped.
 const CANCEL_POLL: Duration = Duration::from_millis(500);
@@ -63,30 +63,4 @@ pub(crate) fn persistent(mut watcher: zkc::PersistentWatcher) -> PersistentWatch
         }
     });
     rx
-}
-/// Session state subscribers of one client, fed by one task reading
-/// `zookeeper-client`'s state watcher.
-#[derive(Debug)]
-pub(crate) struct StateFanout {
-    pub(crate) last: SessionState,
-    pub(crate) subscribers: Vec<StateWatchSender>,
-}
-
-impl StateFanout {
-    pub(crate) fn new(now: SessionState) -> Self {
-        StateFanout {
-            last: now,
-            subscribers: Vec::new(),
-        }
-    }
-
-    /// Records a transition and passes it to every live subscriber. Nothing
-    /// moves after a terminal state.
-    pub(crate) fn publish(&mut self, state: SessionState) {
-        if self.last.is_terminal() || state == self.last {
-            return;
-        }
-        self.last = state;
-        self.subscribers.retain(|s| s.send(state));
-    }
 }

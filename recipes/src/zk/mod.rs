@@ -16,6 +16,6 @@ pub use types::{
     AddWatchMode, CreateMode, MultiError, Op, OpResult, ReadOp, ReadResult, SessionId, Stat, Zxid, ANY_VERSION,
 };
 pub use watch::{
-    OneshotWatch, OneshotWatchSender, PersistentWatch, PersistentWatchSender, StateWatch, StateWatchSender,
+    OneshotWatch, OneshotWatchSender, PersistentWatch, PersistentWatchSender, StateFanout, StateWatch, StateWatchSender,
 };
 pub use zkdst_model::ErrorCode;

@@ -148,3 +148,45 @@ impl StateWatchSender {
         self.tx.is_closed()
     }
 }
+
+/// A client handle's session state and its [`StateWatch`] subscribers: what
+/// every `ZkClient` implementation keeps behind `state` and `state_watch`.
+#[derive(Debug)]
+pub struct StateFanout {
+    last: SessionState,
+    subscribers: Vec<StateWatchSender>,
+}
+
+impl StateFanout {
+    pub fn new(now: SessionState) -> Self {
+        StateFanout {
+            last: now,
+            subscribers: Vec::new(),
+        }
+    }
+
+    pub fn state(&self) -> SessionState {
+        self.last
+    }
+
+    /// A watch starting from the current state (nothing is kept for it once
+    /// the state is terminal: no transition follows).
+    pub fn subscribe(&mut self) -> StateWatch {
+        let (tx, w) = StateWatch::channel(self.last);
+        if !self.last.is_terminal() {
+            self.subscribers.push(tx);
+        }
+        w
+    }
+
+    /// Records a transition and passes it to every live subscriber; false
+    /// if nothing moved (the same state, or any state after a terminal one).
+    pub fn publish(&mut self, state: SessionState) -> bool {
+        if self.last.is_terminal() || state == self.last {
+            return false;
+        }
+        self.last = state;
+        self.subscribers.retain(|s| s.send(state));
+        true
+    }
+}

@@ -33,12 +33,7 @@ impl ZkClient for SimClient {
     }
 
     fn state_watch(&self) -> StateWatch {
-        let mut s = self.shared.lock();
-        let (tx, w) = StateWatch::channel(s.state);
-        if !s.state.is_terminal() {
-            s.watchers.push(tx);
-        }
-        w
+        self.shared.lock().states.subscribe()
     }
 
     async fn create(&self, path: &str, data: &[u8], mode: CreateMode) -> ZkResult<(String, Stat)> {

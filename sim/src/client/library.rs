@@ -19,7 +19,7 @@ use madsim::task::NodeId;
 use zkdst_checker::history::{FaultKind, Op as HOp, Outcome, Value};
 use zkdst_recipes::zk::{
     AddWatchMode, CreateMode, MultiError, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp, ReadResult, SessionId,
-    SessionState, Stat, StateWatch, StateWatchSender, WatchedEvent, ZkClient, ZkError, ZkResult,
+    SessionState, Stat, StateFanout, StateWatch, WatchedEvent, ZkClient, ZkError, ZkResult,
 };
 
 use super::{record, ClientConfig};
@@ -177,8 +177,7 @@ struct State {
     session: Option<Arc<dyn DynZk>>,
     session_id: SessionId,
     timeout: Duration,
-    state: SessionState,
-    watchers: Vec<StateWatchSender>,
+    states: StateFanout,
     /// `close` was called: later calls fail with `Closed`.
     closed: bool,
 }
@@ -198,11 +197,9 @@ impl Shared {
     fn set_state(&self, state: SessionState) {
         let session = {
             let mut s = self.lock();
-            if s.state == state || s.state.is_terminal() {
+            if !s.states.publish(state) {
                 return;
             }
-            s.state = state;
-            s.watchers.retain(|w| w.send(state));
             s.session_id
         };
         self.recorder.session_event(self.cfg.id, session, state, None);
@@ -226,8 +223,7 @@ impl LibraryClient {
                 session: None,
                 session_id: 0,
                 timeout: Duration::from_millis(cfg.session_timeout_ms.max(0) as u64),
-                state: SessionState::Disconnected,
-                watchers: Vec::new(),
+                states: StateFanout::new(SessionState::Disconnected),
                 closed: false,
             }),
             cfg,
@@ -275,7 +271,7 @@ impl LibraryClient {
                 if let Some(z) = &s.session {
                     return Ok(z.clone());
                 }
-                match s.state {
+                match s.states.state() {
                     SessionState::Expired => return Err(ZkError::SessionExpired),
                     SessionState::Closed => return Err(ZkError::Closed),
                     _ => {}
@@ -311,7 +307,9 @@ impl LibraryClient {
             _ => {}
         }
         let outcome = match &result {
-            Ok(v) => record::outcome_of(&Ok((reply(v), 0))).0,
+            Ok(v) => Outcome::Ok {
+                value: record::value_of(&reply(v)),
+            },
             Err(e) => error_outcome(e),
         };
         self.shared.recorder.complete(id, self.id(), outcome, None);
@@ -432,16 +430,11 @@ impl ZkClient for LibraryClient {
     }
 
     fn state(&self) -> SessionState {
-        self.shared.lock().state
+        self.shared.lock().states.state()
     }
 
     fn state_watch(&self) -> StateWatch {
-        let mut s = self.shared.lock();
-        let (tx, w) = StateWatch::channel(s.state);
-        if !s.state.is_terminal() {
-            s.watchers.push(tx);
-        }
-        w
+        self.shared.lock().states.subscribe()
     }
 
     async fn create(&self, path: &str, data: &[u8], mode: CreateMode) -> ZkResult<(String, Stat)> {

@@ -19,7 +19,7 @@ use std::time::Duration;
 use futures::channel::{mpsc, oneshot};
 use zkdst_checker::history::{ClientId, FaultKind, Outcome};
 use zkdst_recipes::zk::{
-    validate_path, EventType, SessionId, SessionState, StateWatchSender, ZkClient, ZkError, ZkResult, Zxid,
+    validate_path, EventType, SessionId, SessionState, StateFanout, ZkClient, ZkError, ZkResult, Zxid,
 };
 
 use crate::proto::{Request, Response};
@@ -40,9 +40,8 @@ pub struct ClientConfig {
 struct SharedState {
     session: SessionId,
     timeout_ms: i32,
-    state: SessionState,
+    states: StateFanout,
     server: Option<ServerId>,
-    watchers: Vec<StateWatchSender>,
     /// `close` was called (also on an already expired session): every
     /// later call fails with `Closed`, as with the real adapter.
     closed: bool,
@@ -75,7 +74,7 @@ impl Shared {
         self.requested_timeout_ms
     }
     pub(crate) fn state(&self) -> SessionState {
-        self.lock().state
+        self.lock().states.state()
     }
     pub(crate) fn connected(&self, session: SessionId, timeout_ms: i32, server: ServerId) {
         {
@@ -89,11 +88,9 @@ impl Shared {
     pub(crate) fn set_state(&self, state: SessionState) {
         let (session, server) = {
             let mut s = self.lock();
-            if s.state == state || s.state.is_terminal() {
+            if !s.states.publish(state) {
                 return;
             }
-            s.state = state;
-            s.watchers.retain(|w| w.send(state));
             (s.session, s.server)
         };
         self.recorder.session_event(self.id, session, state, server);
@@ -143,9 +140,8 @@ impl SimClient {
             inner: Mutex::new(SharedState {
                 session: 0,
                 timeout_ms: 0,
-                state: SessionState::Disconnected,
+                states: StateFanout::new(SessionState::Disconnected),
                 server: None,
-                watchers: Vec::new(),
                 closed: false,
             }),
         });

@@ -124,40 +124,42 @@ pub fn outcome_of(r: &Result<(Response, Zxid), ZkError>) -> (Outcome, Option<Zxi
     match r {
         Err(e) if e.is_ambiguous() => (Outcome::Info { error: e.name().into() }, None),
         Err(e) => (Outcome::Fail { error: e.name().into() }, None),
-        Ok((resp, zxid)) => {
-            let value = match resp {
-                Response::Create { path, stat } => Value::Created {
-                    path: path.clone(),
-                    stat: *stat,
-                },
-                Response::Delete | Response::Sync | Response::AddWatch | Response::CloseSession => Value::Unit,
-                Response::SetData { stat } => Value::Stat { stat: Some(*stat) },
-                Response::Multi(results) => Value::Multi {
-                    results: results.iter().map(multi_result).collect(),
-                },
-                Response::MultiFailed(m) => Value::Error {
-                    code: m.error.name().into(),
-                    results: m.results.iter().map(multi_result).collect(),
-                },
-                Response::MultiRead(results) => Value::Reads {
-                    results: results.iter().map(read_result).collect(),
-                },
-                Response::Exists(s) => Value::Stat { stat: *s },
-                Response::GetData { data, stat } => Value::Data {
-                    data: Data(data.clone()),
-                    stat: *stat,
-                },
-                // Order is unspecified: record the canonical (sorted) form.
-                Response::GetChildren { sorted, stat, .. } => Value::Children {
-                    children: sorted.clone(),
-                    stat: *stat,
-                },
-                Response::Error(e) => Value::Error {
-                    code: e.name().into(),
-                    results: Vec::new(),
-                },
-            };
-            (Outcome::Ok { value }, Some(*zxid))
-        }
+        Ok((resp, zxid)) => (Outcome::Ok { value: value_of(resp) }, Some(*zxid)),
+    }
+}
+
+/// A reply as the history's value.
+pub fn value_of(resp: &Response) -> Value {
+    match resp {
+        Response::Create { path, stat } => Value::Created {
+            path: path.clone(),
+            stat: *stat,
+        },
+        Response::Delete | Response::Sync | Response::AddWatch | Response::CloseSession => Value::Unit,
+        Response::SetData { stat } => Value::Stat { stat: Some(*stat) },
+        Response::Multi(results) => Value::Multi {
+            results: results.iter().map(multi_result).collect(),
+        },
+        Response::MultiFailed(m) => Value::Error {
+            code: m.error.name().into(),
+            results: m.results.iter().map(multi_result).collect(),
+        },
+        Response::MultiRead(results) => Value::Reads {
+            results: results.iter().map(read_result).collect(),
+        },
+        Response::Exists(s) => Value::Stat { stat: *s },
+        Response::GetData { data, stat } => Value::Data {
+            data: Data(data.clone()),
+            stat: *stat,
+        },
+        // Order is unspecified: record the canonical (sorted) form.
+        Response::GetChildren { sorted, stat, .. } => Value::Children {
+            children: sorted.clone(),
+            stat: *stat,
+        },
+        Response::Error(e) => Value::Error {
+            code: e.name().into(),
+            results: Vec::new(),
+        },
     }
 }
