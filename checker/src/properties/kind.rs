@@ -72,6 +72,7 @@ kinds! {
     LeadersOverlap = "leaders-overlap": "The recipe told two clients they led at once, and the older one was neither paused nor force-expired: a candidate that assumes leadership when its predecessor's node goes (the predecessor may have been a waiter that gave up, not the leader), a re-read skipped after a watch, or a leader not told of its loss.",
     ActedPastGrace = "acted-past-grace": ACTED_PAST_GRACE,
     ActedAfterSessionEnd = "acted-after-session-end": ACTED_PAST_GRACE,
+    LostWithinGrace = "lost-within-grace": "The recipe gave up a leadership while Disconnected for less than its grace, with its session and candidate node still alive: the grace the application asked for was not honoured (a brief network blip costs a leadership, and a new election, that the grace exists to avoid).",
     ActedAfterLoss = "acted-after-loss": "The recipe reported the leadership lost, yet its leader went on acting with that token: is_leader() (or whatever the leader consults before acting) disagrees with the loss the recipe reported.",
     StaleActRejected = "stale-act-rejected": "The resource rejected a leader's act because a newer leader had acted, and nothing (no pause, no forced expiry) explains how the old leader fell that far behind: it went on leading after it should have known it lost.",
     PassedBeforeRemoval = "passed-before-removal": PASSED_BEFORE_REMOVAL,

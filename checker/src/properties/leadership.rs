@@ -28,6 +28,14 @@
 //!    resource rejected is counted (`stale_acts_rejected`), and one whose
 //!    leader has no such excuse is a violation: a correct election never
 //!    lets a leader fall that far behind.
+//! 5. **A disconnection shorter than the grace costs nothing**
+//!    (`lost-within-grace`): with a grace above zero, a leadership the
+//!    recipe reports lost while its session is Disconnected, sooner than the
+//!    grace after the disconnection began, is a violation — unless the
+//!    recipe could have learned of a real loss: its session's CloseSession
+//!    or its candidate node's delete committed before the report. The grace
+//!    is both a ceiling (2) and a floor (5): a recipe that ignores it in
+//!    either direction breaks what the application configured.
 
 use std::collections::BTreeMap;
 
@@ -114,6 +122,51 @@ impl SessionEnds {
     }
 }
 
+/// When each node (by czxid) was deleted: by a Delete (alone or in a
+/// multi) or by its session's end; `Time::MAX` while it lives.
+fn candidate_deletes(h: &History) -> BTreeMap<i64, Time> {
+    let mut czxid: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut gone: BTreeMap<i64, Time> = BTreeMap::new();
+    fn visit<'h>(
+        txn: &'h TxnRecord,
+        zxid: i64,
+        time: Time,
+        czxid: &mut BTreeMap<&'h str, i64>,
+        gone: &mut BTreeMap<i64, Time>,
+    ) {
+        match txn {
+            TxnRecord::Create { path, .. } => {
+                czxid.insert(path, zxid);
+                gone.entry(zxid).or_insert(Time::MAX);
+            }
+            TxnRecord::Delete { path } => {
+                if let Some(z) = czxid.remove(path.as_str()) {
+                    gone.entry(z).and_modify(|g| *g = (*g).min(time));
+                }
+            }
+            TxnRecord::CloseSession { deleted, .. } => {
+                for p in deleted {
+                    if let Some(z) = czxid.remove(p.as_str()) {
+                        gone.entry(z).and_modify(|g| *g = (*g).min(time));
+                    }
+                }
+            }
+            TxnRecord::Multi { txns } => {
+                for t in txns {
+                    visit(t, zxid, time, czxid, gone);
+                }
+            }
+            _ => {}
+        }
+    }
+    for e in &h.events {
+        if let Event::Commit { time, zxid, txn, .. } = e {
+            visit(txn, *zxid, *time, &mut czxid, &mut gone);
+        }
+    }
+    gone
+}
+
 /// When each client's node was paused: `[pause, resume]`, `Time::MAX`
 /// for a pause never resumed.
 struct Pauses(BTreeMap<ClientId, Vec<(Time, Time)>>);
@@ -158,6 +211,8 @@ struct Context {
     ends: SessionEnds,
     states: SessionStates,
     pauses: Pauses,
+    /// When each candidate node (by czxid) was deleted; `Time::MAX`: never.
+    candidates: BTreeMap<i64, Time>,
     grace: Option<u64>,
     end: Time,
 }
@@ -318,6 +373,65 @@ fn acts_within_grace(ctx: &Context, grace: u64, r: &mut CheckResult, election: &
     }
 }
 
+/// Leaderships the recipe gave up within the grace of a disconnection
+/// (promise 5). A term's candidate node is the create its token names.
+fn losses_within_grace(
+    ctx: &Context,
+    grace: u64,
+    r: &mut CheckResult,
+    election: &str,
+    ops: &[Operation],
+    terms: &[Term],
+) {
+    if grace == 0 {
+        return;
+    }
+    for t in terms.iter().filter(|t| t.end != Time::MAX) {
+        let c = t.campaign;
+        let Some(session) = c.session else {
+            continue;
+        };
+        let lost = ops.iter().find(|o| {
+            o.client == c.client
+                && o.invoked == t.end
+                && matches!(&o.op, Op::LeadershipLost { election: e, token, .. } if e == election && *token == t.token)
+        });
+        let Some(lost) = lost else {
+            continue;
+        };
+        let Some((SessionState::Disconnected, since)) = ctx.states.at(c.client, session, t.end) else {
+            continue;
+        };
+        if t.end + STEP >= since + grace * NS_PER_MS {
+            continue;
+        }
+        let ended = ctx.ends.0.get(&session).is_some_and(|e| e.iter().any(|&x| x <= t.end));
+        let deleted = ctx.candidates.get(&t.token).is_some_and(|&gone| gone <= t.end);
+        if ended || deleted {
+            continue;
+        }
+        r.violation(
+            Violation::new(
+                ViolationKind::LostWithinGrace,
+                format!(
+                    "election {election}: the recipe told client {} its leadership (token {}) was lost at {}, after \
+                     {} of disconnection (since {}), within its grace of {grace} ms; its session and candidate \
+                     node were still alive: {}",
+                    c.client,
+                    t.token,
+                    ms(t.end),
+                    ms(t.end - since),
+                    ms(since),
+                    describe(lost)
+                ),
+            )
+            .ops([c.id, lost.id])
+            .clients([c.client])
+            .times([since, t.end]),
+        );
+    }
+}
+
 /// Acts the leader made after the recipe told it the leadership ended:
 /// the recipe's `is_leader()` contradicts its own report.
 fn acts_after_loss(r: &mut CheckResult, election: &str, ops: &[Operation], terms: &[Term]) {
@@ -415,6 +529,7 @@ pub fn check_into(h: &History, p: &Params, ops: &[Operation], r: &mut CheckResul
         ends: SessionEnds::of(h),
         states: SessionStates::of(h),
         pauses: Pauses::of(h),
+        candidates: candidate_deletes(h),
         grace,
         end: super::end_of_history(h),
     };
@@ -426,6 +541,9 @@ pub fn check_into(h: &History, p: &Params, ops: &[Operation], r: &mut CheckResul
         overlaps(&ctx, r, e, &terms);
         if let Some(g) = grace {
             acts_within_grace(&ctx, g, r, e, ops);
+        }
+        if let Some(g) = grace {
+            losses_within_grace(&ctx, g, r, e, ops, &terms);
         }
         acts_after_loss(r, e, ops, &terms);
         rejected_acts(&ctx, r, e, ops, &terms);

@@ -253,3 +253,67 @@ fn acting_after_the_reported_loss_fails() {
     ok(&mut b, 30, 31, 1, A, act(5), Value::Unit);
     assert_eq!(check(&b.build(), &grace(0)).kinds(), vec!["acted-after-loss"]);
 }
+
+/// Client 1 leads with token 5 (its candidate node, czxid 5) from 10 ms,
+/// is Disconnected at 100 ms, and the recipe reports the leadership lost
+/// at `lost_at`; the grace is 1000 ms.
+fn blip(lost_at: u64) -> Builder {
+    let mut b = Builder::new();
+    b.session(0, 1, A, SessionState::SyncConnected);
+    b.commit(
+        5,
+        5,
+        TxnRecord::Create {
+            path: "e/n-0000000001".into(),
+            data: Default::default(),
+            ephemeral_owner: A,
+            session: A,
+        },
+    );
+    ok(&mut b, 0, 10, 1, A, camp(), Value::Token { token: 5 });
+    b.session(100, 1, A, SessionState::Disconnected);
+    ok(&mut b, lost_at, lost_at, 1, A, lost(5), Value::Unit);
+    b
+}
+
+#[test]
+fn a_leadership_given_up_within_the_grace_of_a_disconnection_fails() {
+    let r = check(&blip(110).build(), &grace(1000));
+    assert_eq!(r.kinds(), vec!["lost-within-grace"], "{r:#?}");
+    assert!(r.violations[0].explanation.contains("grace of 1000 ms"), "{r:#?}");
+}
+
+#[test]
+fn a_leadership_given_up_when_the_grace_ran_out_passes() {
+    assert_eq!(check(&blip(1100).build(), &grace(1000)).verdict, Verdict::Pass);
+    // With no grace, giving up at once is what was asked for.
+    assert_eq!(check(&blip(100).build(), &grace(0)).verdict, Verdict::Pass);
+}
+
+#[test]
+fn an_early_loss_the_recipe_could_have_learned_of_passes() {
+    // The session ended on the servers before the report.
+    let mut b = blip(300);
+    expire(&mut b, 200, A);
+    assert_eq!(check(&b.build(), &grace(1000)).verdict, Verdict::Pass);
+    // The candidate node was deleted before the report.
+    let mut b = blip(300);
+    b.commit(
+        250,
+        9,
+        TxnRecord::Delete {
+            path: "e/n-0000000001".into(),
+        },
+    );
+    assert_eq!(check(&b.build(), &grace(1000)).verdict, Verdict::Pass);
+    // A delete of another node is no excuse.
+    let mut b = blip(300);
+    b.commit(
+        250,
+        9,
+        TxnRecord::Delete {
+            path: "e/n-0000000002".into(),
+        },
+    );
+    assert_eq!(check(&b.build(), &grace(1000)).kinds(), vec!["lost-within-grace"]);
+}
