@@ -15,7 +15,7 @@ use zkdst_recipes::zk::{AddWatchMode, CreateMode, EventType, SessionState, Stat,
 /// request in flight" (`NoHosts`, `Timeout`, the crate's custom and
 /// unexpected connection errors) become `ConnectionLoss`: the outcome is
 /// unknown, which is exactly what `ConnectionLoss` says.
-pub(crate) fn error(e: zkc::Error) -> ZkError {
+pub fn error(e: zkc::Error) -> ZkError {
     use zkc::Error as E;
     match e {
         E::BadArguments(msg) if *msg == "server error" => ZkError::BadArguments,

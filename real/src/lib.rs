@@ -32,6 +32,7 @@ mod convert;
 mod runtime;
 mod watch;
 
+pub use convert::error as error_of;
 #[cfg(feature = "tokio")]
 pub use runtime::TokioRuntime;
 

@@ -14,9 +14,11 @@ use zkdst_recipes::planted::{
 };
 use zkdst_recipes::semaphore::Semaphore;
 use zkdst_recipes::{counter, election, lock, membership, queue};
+use zkdst_sim::client::library_lock::LockPrefix;
 
 use crate::scenario::{Consumer, Recipe};
 use crate::variant::Variant;
+use crate::workload::library_lock::LibraryLock;
 use crate::workload::queue::{CLAIM, Q, TAKE};
 use crate::workload::{self as w};
 
@@ -94,6 +96,16 @@ pub static RECIPES: &[Entry] = &[
                 w::locks::lock(e, |c, _| Lock::with_steps(c, w::locks::LOCK, WatchTheHolder)).boxed()
             }),
         ],
+    },
+    Entry {
+        recipe: Recipe::LibraryLock,
+        client: |e| match e.scenario.workload.lock_prefix.unwrap_or(LockPrefix::Curator) {
+            LockPrefix::Curator => w::locks::lock(e, |c, _| LibraryLock::new(c, LockPrefix::Curator)).boxed(),
+            LockPrefix::Shared => w::locks::lock(e, |c, _| LibraryLock::new(c, LockPrefix::Shared)).boxed(),
+        },
+        checkers: HOLDS,
+        dirs: &[w::locks::LOCK],
+        planted: &[],
     },
     Entry {
         recipe: Recipe::Rwlock,

@@ -12,6 +12,7 @@ use zkdst_checker::Params;
 
 use crate::plan::{FaultKind, TimedFault};
 use crate::variant::Variant;
+use zkdst_sim::client::library_lock::LockPrefix;
 use zkdst_sim::planted::SimBug;
 
 mod validate;
@@ -122,6 +123,9 @@ zkdst_model::words! {
         Membership = "membership",
         Config = "config",
         TwoPhaseCommit = "two-phase-commit",
+        /// The client library's own lock (zookeeper-client's `Client::lock`),
+        /// judged as a lock: only through the wire (`zkdst-wire`).
+        LibraryLock = "library-lock",
     }
 }
 
@@ -171,6 +175,10 @@ pub struct Workload {
     /// recipe, named as in `zkdst_recipes::planted`; absent: the correct one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<Variant>,
+    /// Library lock: how the library names its lock nodes (`curator`, the
+    /// default, or `shared`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_prefix: Option<LockPrefix>,
     /// Lock: during the fault phase an acquire gives up after this long (a
     /// cancelled acquire); after the heal acquires block.
     #[serde(default, skip_serializing_if = "Option::is_none")]

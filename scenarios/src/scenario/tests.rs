@@ -121,3 +121,21 @@ fn a_scenario_without_checkers_is_judged_by_its_recipes_promises() {
     .unwrap();
     assert_eq!(s.check.checkers, ["mutex", "replicas", "session-lost"]);
 }
+
+#[test]
+fn the_library_lock_needs_the_wire_build() {
+    let lib = "name = \"x\"\n[ensemble]\nclient = \"wire\"\n[workload]\nrecipe = \"library-lock\"\n";
+    // This build installs no client library: both the client and the
+    // recipe are refused, each naming zkdst-wire.
+    let e = Scenario::parse(lib, "x.toml").unwrap_err().to_string();
+    assert!(e.contains("zkdst-wire"), "{e}");
+    let e = Scenario::parse(&lib.replace("client = \"wire\"\n", ""), "x.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("workload.recipe") && e.contains("zkdst-wire"), "{e}");
+    let e = Scenario::parse(&format!("{MIN}lock_prefix = \"curator\"\n"), "x.toml").unwrap_err();
+    assert!(e.to_string().contains("workload.lock_prefix"), "{e}");
+    let e = Scenario::parse(&format!("{lib}lock_prefix = \"curatr\"\n"), "x.toml").unwrap_err();
+    let t = e.to_string();
+    assert!(t.contains("workload.lock_prefix") && t.contains("shared"), "{t}");
+}

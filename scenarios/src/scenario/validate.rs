@@ -131,11 +131,25 @@ impl Scenario {
                 Ok(())
             }
         };
-        only(
-            "workload.acquire_timeout_ms",
-            w.acquire_timeout_ms.is_some(),
-            Recipe::Lock,
-        )?;
+        if w.acquire_timeout_ms.is_some() && !matches!(w.recipe, Recipe::Lock | Recipe::LibraryLock) {
+            return Err(bad(
+                "workload.acquire_timeout_ms",
+                "applies to recipes \"lock\" and \"library-lock\" only".into(),
+            ));
+        }
+        only("workload.lock_prefix", w.lock_prefix.is_some(), Recipe::LibraryLock)?;
+        if w.recipe == Recipe::LibraryLock {
+            let lock = zkdst_sim::client::library::library().and_then(|l| l.lock.map(|_| l.name));
+            if self.client() != Client::Wire || lock.is_none() {
+                return Err(bad(
+                    "workload.recipe",
+                    "\"library-lock\" is the client library's own lock: it runs with [ensemble] client = \"wire\" \
+                     in the zkdst-wire build (cargo run --release --manifest-path wiresim/Cargo.toml --bin \
+                     zkdst-wire -- <command> ...)"
+                        .into(),
+                ));
+            }
+        }
         only("workload.on_disconnect", !w.on_disconnect.is_keep(), Recipe::Lock)?;
         only("workload.partitions", w.partitions.is_some(), Recipe::Membership)?;
         if w.partitions == Some(0) {

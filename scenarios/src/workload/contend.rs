@@ -6,9 +6,11 @@
 use std::future::Future;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use zkdst_recipes::lock::{Lock, LockGuard, Steps};
 use zkdst_recipes::planted::{UnfencedGuard, UnfencedLock};
 use zkdst_recipes::semaphore::Semaphore;
+use zkdst_recipes::zk::ZkResult;
 use zkdst_recipes::{RecipeError, RecipeResult};
 use zkdst_sim::client::AnyClient;
 use zkdst_sim::runtime::SimRuntime;
@@ -40,6 +42,12 @@ pub trait Held: Send + 'static {
     }
     /// The hold is known lost.
     fn is_lost(&self) -> bool;
+    /// A write to ZooKeeper that the recipe itself fences (zookeeper-client's
+    /// `LockClient::set_data`: a multi that checks the lock node), if it
+    /// offers one.
+    fn guarded_set<'a>(&'a self, _path: &'a str, _data: &'a [u8]) -> Option<BoxFuture<'a, ZkResult<()>>> {
+        None
+    }
     fn release(self) -> impl Future<Output = Result<(), RecipeError>> + Send;
 }
 

@@ -77,6 +77,9 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
                     if guard.is_lost() {
                         break;
                     }
+                    if let Some(write) = guard.guarded_set(LOCK, &token.to_be_bytes()) {
+                        env.guarded_write(&zk, LOCK, token, write).await;
+                    }
                     if guard.fenced() {
                         env.fenced_write(&zk, LOCK, token).await;
                     } else {

@@ -7,6 +7,7 @@ mod consume;
 mod contend;
 pub(crate) mod election;
 pub(crate) mod ensemble;
+pub(crate) mod library_lock;
 pub(crate) mod locks;
 pub(crate) mod misc;
 mod new_session;
@@ -25,7 +26,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use zkdst_checker::history::{Op, OpId, Outcome, Value};
 use zkdst_model::Situation;
-use zkdst_recipes::zk::ZkClient;
+use zkdst_recipes::zk::{ZkClient, ZkError, ZkResult};
 use zkdst_recipes::{Ctx, RecipeError};
 use zkdst_sim::client::{AnyClient, ClientConfig, ClientKind};
 use zkdst_sim::cluster::Cluster;
@@ -239,6 +240,32 @@ impl Env {
     /// resource rejects a token older than one it accepted.
     pub async fn fenced_write(&mut self, zk: &AnyClient, resource: &str, token: i64) -> bool {
         self.resource_write(zk, resource, token, true).await
+    }
+
+    /// A write to ZooKeeper node `path` fenced by the recipe itself
+    /// (`write`), recorded as resource `path@zookeeper`: a write the
+    /// recipe's check refused is a rejected stale token.
+    pub async fn guarded_write(&mut self, zk: &AnyClient, path: &str, token: i64, write: BoxFuture<'_, ZkResult<()>>) {
+        let id = self.invoke(
+            Some(zk),
+            Op::FencedWrite {
+                resource: format!("{path}@zookeeper"),
+                token,
+            },
+        );
+        self.ops -= 1; // resource writes do not count against the workload size
+        match write.await {
+            Ok(()) => self.ok(id, Value::Unit),
+            Err(ZkError::RuntimeInconsistency | ZkError::NoNode | ZkError::BadVersion) => self.ok(
+                id,
+                Value::Error {
+                    code: "StaleToken".into(),
+                    results: Vec::new(),
+                },
+            ),
+            Err(e) if e.is_ambiguous() => self.complete(id, Outcome::Info { error: e.name().into() }),
+            Err(e) => self.fail(id, e.name()),
+        }
     }
 
     /// A write to the protected resource without a checkable token (the

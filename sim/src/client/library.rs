@@ -10,6 +10,7 @@
 //! object-safe form of `ZkClient`. Reply zxids are not exposed by client
 //! libraries, so completions carry none.
 
+use std::any::Any;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
@@ -22,6 +23,7 @@ use zkdst_recipes::zk::{
     SessionState, Stat, StateFanout, StateWatch, WatchedEvent, ZkClient, ZkError, ZkResult,
 };
 
+use super::library_lock::LockFn;
 use super::{record, ClientConfig};
 use crate::proto::{Request, Response};
 use crate::recorder::Recorder;
@@ -55,6 +57,8 @@ pub trait DynZk: Send + Sync + 'static {
     fn sync<'a>(&'a self, path: &'a str) -> BoxFuture<'a, ZkResult<()>>;
     fn add_watch<'a>(&'a self, path: &'a str, mode: AddWatchMode) -> BoxFuture<'a, ZkResult<PersistentWatch>>;
     fn close(&self) -> BoxFuture<'_, ()>;
+    /// The adapter itself, for the library's own recipes ([`Library::lock`]).
+    fn as_any(&self) -> &(dyn Any + Send + Sync);
 }
 
 impl<C: ZkClient> DynZk for C {
@@ -139,6 +143,9 @@ impl<C: ZkClient> DynZk for C {
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(ZkClient::close(self))
     }
+    fn as_any(&self) -> &(dyn Any + Send + Sync) {
+        self
+    }
 }
 
 /// A client library, as the simulation runs it.
@@ -153,6 +160,9 @@ pub struct Library {
     pub name: &'static str,
     /// The command that runs scenarios with it (`zkdst-wire`): replay lines name it.
     pub command: &'static str,
+    /// The library's own lock recipe, if it ships one (workload recipe
+    /// `library-lock`).
+    pub lock: Option<LockFn>,
 }
 
 static LIBRARY: OnceLock<Library> = OnceLock::new();
@@ -184,6 +194,7 @@ struct State {
 
 struct Shared {
     cfg: ClientConfig,
+    library: &'static Library,
     node: NodeId,
     recorder: Recorder,
     inner: Mutex<State>,
@@ -217,6 +228,7 @@ impl LibraryClient {
     /// ZooKeeper's constructor); calls wait for the session.
     pub fn connect(library: &'static Library, cfg: ClientConfig, recorder: Recorder) -> LibraryClient {
         let shared = Arc::new(Shared {
+            library,
             node: madsim::plugin::node(),
             recorder,
             inner: Mutex::new(State {
@@ -240,6 +252,11 @@ impl LibraryClient {
         &self.shared.recorder
     }
 
+    /// The library this session runs on.
+    pub fn library(&self) -> &'static Library {
+        self.shared.library
+    }
+
     /// Fault: reset this client node's connections now.
     pub fn drop_connection(&self) {
         self.shared
@@ -260,7 +277,7 @@ impl LibraryClient {
 
     /// The session, once established; an error once the handle is closed
     /// or the session ended before it was.
-    async fn session(&self) -> ZkResult<Arc<dyn DynZk>> {
+    pub(super) async fn session(&self) -> ZkResult<Arc<dyn DynZk>> {
         let mut w = ZkClient::state_watch(self);
         loop {
             {
@@ -297,15 +314,7 @@ impl LibraryClient {
             Ok(z) => run(z).await,
             Err(e) => Err(e),
         };
-        // The library may tell a call its session ended before its state
-        // watcher says so (zookeeper-client expires a session on its own
-        // after 7/5 of the timeout without a server): the client knew it
-        // by this reply, so the history has it before the completion.
-        match &result {
-            Err(ZkError::SessionExpired) => self.shared.set_state(SessionState::Expired),
-            Err(ZkError::Closed) => self.shared.set_state(SessionState::Closed),
-            _ => {}
-        }
+        self.noticed(&result);
         let outcome = match &result {
             Ok(v) => Outcome::Ok {
                 value: record::value_of(&reply(v)),
@@ -314,6 +323,18 @@ impl LibraryClient {
         };
         self.shared.recorder.complete(id, self.id(), outcome, None);
         result
+    }
+
+    /// The library may tell a call its session ended before its state
+    /// watcher says so (zookeeper-client expires a session on its own
+    /// after 7/5 of the timeout without a server): the client knew it by
+    /// this reply, so the history has it before the call's completion.
+    pub(super) fn noticed<T>(&self, result: &ZkResult<T>) {
+        match result {
+            Err(ZkError::SessionExpired) => self.shared.set_state(SessionState::Expired),
+            Err(ZkError::Closed) => self.shared.set_state(SessionState::Closed),
+            _ => {}
+        }
     }
 
     /// A node event of a watch set by this client, recorded on delivery.

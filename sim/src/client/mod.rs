@@ -7,6 +7,7 @@ mod any;
 mod api;
 mod conn;
 pub mod library;
+pub mod library_lock;
 mod record;
 mod watches;
 

@@ -7,6 +7,7 @@
 //! per simulation: spawning onto madsim and seeding fastrand from the seed.
 
 pub mod library;
+mod lock;
 pub mod runtime;
 
 pub use library::install;

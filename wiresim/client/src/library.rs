@@ -44,5 +44,6 @@ pub fn install() {
         connect,
         name: NAME,
         command: "zkdst-wire",
+        lock: Some(crate::lock::LOCK),
     });
 }

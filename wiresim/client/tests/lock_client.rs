@@ -387,3 +387,68 @@ fn the_checkers_catch_a_misused_lock() {
         );
     }
 }
+
+fn lock_prefix(curator: bool) -> zkc::LockPrefix<'static> {
+    if curator {
+        zkc::LockPrefix::new_curator("/locks", "lock-").expect("prefix")
+    } else {
+        zkc::LockPrefix::new_shared("/locks/lock-").expect("prefix")
+    }
+}
+
+fn lock_options() -> zkc::LockOptions<'static> {
+    zkc::LockOptions::new(zkc::Acls::anyone_all())
+        .with_ancestor_options(zkc::CreateMode::Persistent.with_acls(zkc::Acls::anyone_all()))
+        .expect("options")
+}
+
+/// The mechanism behind `scenarios/wire/library-lock.toml`'s failures, in
+/// zookeeper-client 0.11.2: a contender that ends while its create is in
+/// flight (its future dropped, or an error) is cleaned up in the background
+/// (`LockingGuard` → `delete_ephemeral_background`). For a shared prefix
+/// the cleanup deletes the node; for a Curator prefix it finds the node by
+/// its uuid but deletes the bare child name — not a path, so the delete
+/// fails on the client and the error is ignored — and the node stays, an
+/// orphan of a live session that every later contender queues behind.
+#[test]
+fn zookeeper_client_leaks_the_node_of_a_curator_contender_dropped_mid_create() {
+    for curator in [true, false] {
+        let left = run_seed(0, Some(Duration::from_secs(3600)), move || async move {
+            zkdst_wiresim::enter();
+            let mut c = Cluster::start(cfg(), Recorder::new(), 0);
+            c.wait_for_leader(Duration::from_secs(30)).await.expect("a leader");
+            let out = c
+                .client_node(1)
+                .spawn(async move {
+                    let holder = zkc::Client::connect(&connect_string(3)).await.expect("session");
+                    let waiter = zkc::Client::connect(&connect_string(3)).await.expect("session");
+                    let held = holder
+                        .lock(lock_prefix(curator), b"", lock_options())
+                        .await
+                        .expect("lock");
+                    {
+                        let mut waiting = Box::pin(waiter.lock(lock_prefix(curator), b"", lock_options()));
+                        // The first poll sends the create; then the caller
+                        // gives up (a timeout, a select).
+                        assert!(futures::poll!(waiting.as_mut()).is_pending());
+                    }
+                    madsim::time::sleep(Duration::from_secs(2)).await;
+                    drop(held);
+                    madsim::time::sleep(Duration::from_secs(2)).await;
+                    let left = holder.list_children("/locks").await.expect("children");
+                    (left, waiter)
+                })
+                .await
+                .expect("client");
+            c.shutdown();
+            out.0
+        })
+        .expect("runs");
+        if curator {
+            assert_eq!(left.len(), 1, "the Curator contender's node: {left:?}");
+            assert!(left[0].starts_with("_c_"), "{left:?}");
+        } else {
+            assert!(left.is_empty(), "the shared-prefix cleanup deleted it: {left:?}");
+        }
+    }
+}
