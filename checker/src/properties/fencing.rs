@@ -1,13 +1,16 @@
 //! Fencing at the protected resource: once the resource accepted a write
 //! with token t, accepting a later write (invoked after that one completed)
 //! with a token older than t is a violation. Also: two different clients
-//! handed the same fencing token by the same lock.
+//! handed the same fencing token by the same lock; and a token that does
+//! not name the hold — the czxid of a lock node the acquiring session
+//! created under the lock's directory before the acquire returned
+//! (`token-not-lock-node`; judged when the history records creates).
 
 use std::collections::BTreeMap;
 
-use crate::history::{History, Op, Operation};
+use crate::history::{History, Op, Operation, Zxid};
 
-use super::common::{describe, stale_tokens, succeeded, token, with_operations};
+use super::common::{creates, describe, stale_tokens, succeeded, token, with_operations, Created};
 use super::result::{ms, CheckResult, Violation};
 use super::Params;
 use super::ViolationKind;
@@ -19,7 +22,7 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
 }
 
 /// [`check`] over the history's operations, already paired.
-pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
+pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let mut per_resource: BTreeMap<&str, Vec<(&Operation, i64)>> = BTreeMap::new();
     for o in ops {
@@ -82,7 +85,41 @@ pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
         }
     }
     r.figure("fenced_writes_accepted", accepted as f64);
+    check_lock_nodes(h, ops, &mut r);
     r
+}
+
+/// Every granted acquire's token is the czxid of a lock node its session
+/// created under the lock's directory before the acquire returned.
+fn check_lock_nodes(h: &History, ops: &[Operation], r: &mut CheckResult) {
+    let by_zxid: BTreeMap<Zxid, Created> = creates(h).map(|c| (c.zxid, c)).collect();
+    // Hand-built and third-party histories may record no creates at all.
+    if by_zxid.is_empty() {
+        r.note("no creates recorded: acquire tokens not matched with lock nodes");
+        return;
+    }
+    for o in ops {
+        let Op::Acquire { lock, .. } = &o.op else {
+            continue;
+        };
+        let Some(t) = token(o).filter(|_| succeeded(o)) else {
+            continue;
+        };
+        if by_zxid.get(&t).is_some_and(|c| c.is_under(lock) && c.made_by(o)) {
+            continue;
+        }
+        r.violation(
+            Violation::new(
+                ViolationKind::TokenNotLockNode,
+                format!(
+                    "lock {lock}: {} was granted token {t}, which is not the czxid of a lock node its session created under {lock}",
+                    describe(o)
+                ),
+            )
+            .ops([o.id])
+            .clients([o.client]),
+        );
+    }
 }
 
 #[cfg(test)]
@@ -145,5 +182,76 @@ mod tests {
             Value::Token { token: 4 },
         );
         assert_eq!(check(&b.build(), &Params::default()).kinds(), vec!["duplicate-token"]);
+    }
+
+    /// Client 1 (session 0xa) creates a node under `dir` with czxid 7 at
+    /// 1 ms and is granted lock `lock` with `token` at 2 ms.
+    fn granted(dir: &str, lock: &str, token: i64) -> Builder {
+        let mut b = Builder::new();
+        b.commit(
+            1,
+            7,
+            crate::history::TxnRecord::Create {
+                path: format!("{dir}/lock-0000000001"),
+                data: Default::default(),
+                ephemeral_owner: 0xa,
+                session: 0xa,
+            },
+        );
+        let id = b.invoke_s(
+            0,
+            1,
+            Some(0xa),
+            Op::Acquire {
+                lock: lock.into(),
+                shared: false,
+            },
+        );
+        b.complete(
+            id,
+            2,
+            crate::history::Outcome::Ok {
+                value: Value::Token { token },
+            },
+        );
+        b
+    }
+
+    #[test]
+    fn a_token_naming_the_hold_passes() {
+        assert_eq!(
+            check(&granted("/locks/l", "/locks/l", 7).build(), &Params::default()).verdict,
+            Verdict::Pass
+        );
+    }
+
+    #[test]
+    fn a_token_that_is_not_the_lock_node_fails() {
+        // Not the czxid of the session's lock node.
+        let r = check(&granted("/locks/l", "/locks/l", 8).build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["token-not-lock-node"]);
+        // The node is not under the directory the acquire names.
+        let r = check(&granted("/locks/l", "xyzzy", 7).build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["token-not-lock-node"]);
+        // Another session's node.
+        let mut b = granted("/locks/l", "/locks/l", 7);
+        let id = b.invoke_s(
+            3,
+            2,
+            Some(0xb),
+            Op::Acquire {
+                lock: "/locks/l".into(),
+                shared: false,
+            },
+        );
+        b.complete(
+            id,
+            4,
+            crate::history::Outcome::Ok {
+                value: Value::Token { token: 7 },
+            },
+        );
+        let r = check(&b.build(), &Params::default());
+        assert!(r.kinds().contains(&"token-not-lock-node"), "{:?}", r.kinds());
     }
 }

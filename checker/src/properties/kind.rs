@@ -67,6 +67,7 @@ kinds! {
     PriorityOrder = "priority-order": "A lower-priority item was taken while a higher-priority one waited: check how the priority is encoded in node names and sorted.",
     TwoLeadersOneEpoch = "two-leaders-one-epoch": TWO_LEADERS_ONE_EPOCH,
     TokenNotCandidateNode = "token-not-candidate-node": "A campaign returned an epoch that is not its own candidate node's czxid (in the election's directory, created by its session): the leader's fencing token does not name its own leadership, so the resource cannot order it against others.",
+    TokenNotLockNode = "token-not-lock-node": "An acquire returned a fencing token that is not the czxid of a lock node its session created under the lock's directory: the token does not name the hold, so a resource cannot order it against other holds (or the recipe reports the wrong directory or node).",
     TokenNotIncreasing = "token-not-increasing": TWO_LEADERS_ONE_EPOCH,
     StaleLeaderActed = "stale-leader-acted": "A deposed leader acted after a newer leader: check leadership (and fence with the epoch) before acting, and treat Disconnected (SUSPENDED) as possibly not leading.",
     LeadersOverlap = "leaders-overlap": "The recipe told two clients they led at once, and the older one was neither paused nor force-expired: a candidate that assumes leadership when its predecessor's node goes (the predecessor may have been a waiter that gave up, not the leader), a re-read skipped after a watch, or a leader not told of its loss.",

@@ -126,8 +126,10 @@ pub async fn rwlock(mut env: Env) {
         let shared = env.rng.gen_bool(0.6);
         let id = env.invoke(
             Some(&zk),
+            // Named by the lock's own directory, as an application builds
+            // paths from it; fencing finds the lock node there.
             Op::Acquire {
-                lock: RW.into(),
+                lock: lock.dir().into(),
                 shared,
             },
         );
