@@ -21,16 +21,21 @@
 //!   `SimClient`s.
 
 pub mod cutoff;
+#[cfg(feature = "real")]
 pub mod ensemble;
 pub mod exec;
 pub mod faults;
 pub mod normalize;
 pub mod ops;
 pub mod pinning;
+#[cfg(feature = "real")]
 pub mod proxy;
+#[cfg(feature = "real")]
 pub mod real;
+#[cfg(feature = "real")]
 pub mod real_cutoff;
 pub mod seeded;
+#[cfg(feature = "real")]
 pub mod server;
 pub mod sim;
 pub mod sim_cutoff;
@@ -40,6 +45,8 @@ pub use cutoff::{NoFaults, SessionFaults};
 pub use exec::{run_sequence, ExecOptions, OpRecord, Outcome, Trace, WatchKind, WatchRecord};
 pub use normalize::{compare, compare_with, normalize, Divergence, NormalizeOptions};
 pub use ops::{sequence, step, GenConfig, MultiStep, Step, Version};
+#[cfg(feature = "real")]
 pub use proxy::{FaultMode, FaultProxy, ProxyStats};
+#[cfg(feature = "real")]
 pub use server::{RealEnsemble, RealServer, ServerError, ServerOptions};
 pub use sim::{connect_sim_clients, run_sim, SimOptions, SimRunError};

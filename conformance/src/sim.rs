@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use zkdst_recipes::zk::{CreateMode, ZkClient, ZkError};
-use zkdst_sim::client::{ClientConfig, SimClient};
+use zkdst_sim::client::{AnyClient, ClientConfig, ClientKind, SimClient};
 use zkdst_sim::cluster::{Cluster, EnsembleConfig};
 use zkdst_sim::recorder::Recorder;
 use zkdst_sim::runner::run_seed;
@@ -32,6 +32,9 @@ pub struct SimOptions {
     /// Each client connects to one server only, the one [`crate::pinning`]
     /// gives it (as the real ensemble runs pin theirs).
     pub pinned: bool,
+    /// The sequence's sessions: zkdst's simulated client, or an installed
+    /// client library through the servers' wire port.
+    pub client: ClientKind,
 }
 
 impl Default for SimOptions {
@@ -44,6 +47,7 @@ impl Default for SimOptions {
             session_timeout_ms: 6000,
             time_limit: Duration::from_secs(600),
             pinned: false,
+            client: ClientKind::Sim,
         }
     }
 }
@@ -60,6 +64,7 @@ impl SimOptions {
             },
             shuffle_children: false,
             container_check_ms: self.container_check_ms,
+            wire: matches!(self.client, ClientKind::Library(_)),
             ..EnsembleConfig::default()
         }
     }
@@ -159,17 +164,57 @@ pub async fn connect_sim_client_to(
     Ok(zk)
 }
 
-/// The run's clients, pinned or not as `options` say.
-async fn connect(cluster: &mut Cluster, n: usize, options: &SimOptions) -> Result<Vec<SimClient>, SimRunError> {
-    if !options.pinned {
-        return connect_sim_clients(cluster, n, options.session_timeout_ms).await;
-    }
-    let leader = cluster.leader().ok_or(SimRunError::NoLeader)?;
-    let order = leader_first(leader, cluster.server_ids());
+/// Starts client `id` of `options.client` on its own node, connecting to
+/// `servers`. Call inside the simulation.
+fn spawn_any(
+    cluster: &mut Cluster,
+    id: u32,
+    servers: Vec<ServerId>,
+    options: &SimOptions,
+) -> madsim::task::JoinHandle<AnyClient> {
+    let cfg = ClientConfig {
+        id,
+        servers,
+        session_timeout_ms: options.session_timeout_ms,
+    };
+    let (recorder, kind) = (cluster.recorder().clone(), options.client);
+    cluster
+        .client_node(id)
+        .spawn(async move { AnyClient::connect(kind, cfg, recorder) })
+}
+
+/// The run's clients, pinned or not as `options` say: each waited for
+/// until connected (pinned ones one after the other).
+async fn connect(cluster: &mut Cluster, n: usize, options: &SimOptions) -> Result<Vec<AnyClient>, SimRunError> {
+    let started = |id: u32, r: Result<AnyClient, _>| {
+        r.map_err(|e: madsim::task::JoinError| SimRunError::ClientTask {
+            client: id,
+            message: e.to_string(),
+        })
+    };
     let mut clients = Vec::with_capacity(n);
-    for i in 0..n {
-        let server = *pinned_member(&order, i);
-        clients.push(connect_sim_client_to(cluster, i as u32, server, options.session_timeout_ms).await?);
+    if options.pinned {
+        let order = leader_first(cluster.leader().ok_or(SimRunError::NoLeader)?, cluster.server_ids());
+        for i in 0..n {
+            let server = *pinned_member(&order, i);
+            let zk = started(i as u32, spawn_any(cluster, i as u32, vec![server], options).await)?;
+            if !zk.wait_connected(Duration::from_secs(30)).await {
+                return Err(SimRunError::NotConnectedTo(i as u32, server));
+            }
+            clients.push(zk);
+        }
+        return Ok(clients);
+    }
+    let servers = cluster.server_ids();
+    let handles: Vec<_> = (0..n)
+        .map(|i| spawn_any(cluster, i as u32, servers.clone(), options))
+        .collect();
+    for (i, h) in handles.into_iter().enumerate() {
+        let zk = started(i as u32, h.await)?;
+        if !zk.wait_connected(Duration::from_secs(30)).await {
+            return Err(SimRunError::NotConnected(i as u32));
+        }
+        clients.push(zk);
     }
     Ok(clients)
 }
@@ -188,6 +233,9 @@ pub fn run_sim(
     let (options, root, steps, exec) = (options.clone(), root.to_string(), steps.to_vec(), exec.clone());
     let limit = options.time_limit;
     run_seed(seed, Some(limit), move || async move {
+        if let ClientKind::Library(library) = options.client {
+            (library.enter)();
+        }
         let mut cluster = Cluster::start(options.ensemble(), Recorder::new(), seed);
         if cluster.wait_for_leader(Duration::from_secs(60)).await.is_none() {
             cluster.shutdown();

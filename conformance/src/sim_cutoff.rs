@@ -1,7 +1,7 @@
 //! [`SessionFaults`] on the simulator, with its own fault primitives.
 //!
 //! - Cut: the client's node is clogged (no packet in or out) and its
-//!   connection dropped (`SimClient::drop_connection`): Disconnected at
+//!   connection dropped (`AnyClient::drop_connection`): Disconnected at
 //!   once, no reconnect until the node is unclogged.
 //! - Restore: the node is unclogged; the client reconnects with its session.
 //! - Expire: the leader expires the session (`Cluster::expire_session`, at
@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use zkdst_recipes::zk::SessionId;
-use zkdst_sim::client::SimClient;
+use zkdst_sim::client::AnyClient;
 use zkdst_sim::cluster::{Cluster, NodeRef};
 
 use crate::cutoff::SessionFaults;
@@ -20,7 +20,7 @@ use crate::cutoff::SessionFaults;
 /// cluster's client node `i`).
 pub struct SimFaults<'a> {
     pub cluster: &'a mut Cluster,
-    pub clients: &'a [SimClient],
+    pub clients: &'a [AnyClient],
     pub tick_ms: u64,
 }
 

@@ -7,6 +7,7 @@
 //! One session sends one request at a time and reads every frame up to its
 //! reply, so notifications the request fires are compared in place.
 //! `ZKDST_BYTES_CASES` sets the number of generated sequences (default 150).
+#![cfg(feature = "real")]
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

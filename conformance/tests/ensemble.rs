@@ -4,6 +4,7 @@
 //! a `sync` (see `zkdst_conformance::ensemble`). The normalised traces must
 //! be identical. `ZKDST_CONFORMANCE_ENSEMBLE_CASES` (default 25),
 //! `ZKDST_CONFORMANCE_SEED` replays.
+#![cfg(feature = "real")]
 
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};

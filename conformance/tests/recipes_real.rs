@@ -4,6 +4,7 @@
 //! three-server ensemble while one server is killed and restarted.
 //!
 //! Each client is its own session. Every wait is bounded.
+#![cfg(feature = "real")]
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};

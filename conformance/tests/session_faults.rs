@@ -3,6 +3,7 @@
 //! expired mid-sequence, persistent watches on a faulted session. Each runs
 //! on the real standalone server (faults through per-client proxies) and on
 //! the simulator (its fault primitives); the traces must be identical.
+#![cfg(feature = "real")]
 
 use std::time::Duration;
 

@@ -78,6 +78,7 @@ struct Inner {
     session_id: SessionId,
     session_timeout: Duration,
     state: Arc<Mutex<StateFanout>>,
+    forwarder: watch::Forwarder,
 }
 
 impl std::fmt::Debug for RealClient {
@@ -130,6 +131,7 @@ impl RealClient {
                 session_timeout: client.session_timeout(),
                 client: Mutex::new(Some(client)),
                 state,
+                forwarder: watch::Forwarder::start(),
             }),
         })
     }
@@ -217,7 +219,7 @@ impl ZkClient for RealClient {
         check_path(path, false)?;
         let client = self.handle()?;
         let (stat, watcher) = client.check_and_watch_stat(path).await.map_err(convert::error)?;
-        Ok((stat.as_ref().map(convert::stat), watch::oneshot(watcher)))
+        Ok((stat.as_ref().map(convert::stat), self.inner.forwarder.oneshot(watcher)))
     }
 
     async fn get_data(&self, path: &str) -> ZkResult<(Vec<u8>, Stat)> {
@@ -231,7 +233,7 @@ impl ZkClient for RealClient {
         check_path(path, false)?;
         let client = self.handle()?;
         let (data, stat, watcher) = client.get_and_watch_data(path).await.map_err(convert::error)?;
-        Ok((data, convert::stat(&stat), watch::oneshot(watcher)))
+        Ok((data, convert::stat(&stat), self.inner.forwarder.oneshot(watcher)))
     }
 
     async fn get_children(&self, path: &str) -> ZkResult<(Vec<String>, Stat)> {
@@ -245,7 +247,7 @@ impl ZkClient for RealClient {
         check_path(path, false)?;
         let client = self.handle()?;
         let (children, stat, watcher) = client.get_and_watch_children(path).await.map_err(convert::error)?;
-        Ok((children, convert::stat(&stat), watch::oneshot(watcher)))
+        Ok((children, convert::stat(&stat), self.inner.forwarder.oneshot(watcher)))
     }
 
     async fn set_data(&self, path: &str, data: &[u8], version: i32) -> ZkResult<Stat> {

@@ -13,10 +13,9 @@ use crate::exec::{Trace, WatchKind};
 /// watch by watch, but how its events interleave with other watches' is not
 /// observable through `RealClient`, which forwards every watch through its
 /// own task (a persistent watch's task may deliver two queued events before
-/// a one-shot watch's task delivers the first one's twin). One-shot
-/// forwarding tasks each deliver one event and run in the order the client
-/// library woke them (a current-thread runtime), so their order is the
-/// client's.
+/// the one-shot watches' task delivers the first one's twin). A session's
+/// one-shot watches are forwarded by one task that polls them in the order
+/// the client library woke them, so their order is the client's.
 ///
 /// The events one reconnect delivered (a [`Trace::bursts`] entry: the
 /// server's SetWatches verdicts) are sorted by (path, event type): the

@@ -29,11 +29,10 @@ fn differential_self_consistency() {
         ..ServerOptions::default()
     });
     let connect = server.connect_string();
-    // One thread, as in the sim-vs-real test: the real adapter forwards each
-    // one-shot watch through its own task, and only a current-thread runtime
-    // runs those tasks in the order the client library woke them (see
-    // `normalize::event_sequences`). On two workers, one delete's
-    // NodeDeleted and its parent's NodeChildrenChanged could swap.
+    // One thread, as in the sim-vs-real test: the real adapter forwards a
+    // session's one-shot watches in wake order on one task, but each
+    // client's sessions and the executor are tasks too; one thread keeps
+    // the run repeatable (see `normalize::event_sequences`).
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -6,6 +6,8 @@
 //! wait on them the same way everywhere. They are built on `futures`
 //! channels, which are runtime-agnostic and deterministic under madsim.
 
+use std::future::Future;
+
 use futures::channel::{mpsc, oneshot};
 use futures::StreamExt;
 
@@ -36,6 +38,12 @@ impl OneshotWatch {
         (OneshotWatchSender { tx }, OneshotWatch { rx })
     }
 
+    /// Polls for the event by hand: `Ready(None)` if the client dropped the
+    /// watch without an event (it is shutting down).
+    pub fn poll_event(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<WatchedEvent>> {
+        std::pin::Pin::new(&mut self.rx).poll(cx).map(|r| r.ok())
+    }
+
     /// Waits for the event. If the client is dropped first, reports `Closed`.
     pub async fn changed(self) -> WatchedEvent {
         self.rx
@@ -55,6 +63,10 @@ impl OneshotWatchSender {
     /// Resolves once the watch handle is dropped.
     pub async fn canceled(&mut self) {
         self.tx.cancellation().await
+    }
+    /// [`canceled`](Self::canceled), polled by hand.
+    pub fn poll_canceled(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        self.tx.poll_canceled(cx)
     }
 }
 

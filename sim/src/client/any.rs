@@ -30,6 +30,15 @@ pub enum ClientKind {
     Library(&'static Library),
 }
 
+impl std::fmt::Debug for ClientKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientKind::Sim => f.write_str("Sim"),
+            ClientKind::Library(l) => write!(f, "Library({})", l.name),
+        }
+    }
+}
+
 /// Calls `$call` on whichever client this is.
 macro_rules! each {
     ($self:ident, $c:ident => $call:expr) => {

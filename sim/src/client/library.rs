@@ -15,7 +15,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use futures::future::{select, BoxFuture, Either};
+use futures::future::BoxFuture;
 use madsim::task::NodeId;
 use zkdst_checker::history::{FaultKind, Op as HOp, Outcome, Value};
 use zkdst_recipes::zk::{
@@ -275,18 +275,20 @@ impl LibraryClient {
         crate::wire::lose_next_write_reply(self.shared.node);
     }
 
-    /// The session, once established; an error once the handle is closed
-    /// or the session ended before it was.
+    /// The session, once established (closed or not); an error if the
+    /// handle was closed, or the session ended, before it was.
     pub(super) async fn session(&self) -> ZkResult<Arc<dyn DynZk>> {
         let mut w = ZkClient::state_watch(self);
         loop {
             {
                 let s = self.shared.lock();
-                if s.closed {
-                    return Err(ZkError::Closed);
-                }
+                // A closed session still answers: the library decides what
+                // a call after close gets (a bad path is still InvalidPath).
                 if let Some(z) = &s.session {
                     return Ok(z.clone());
+                }
+                if s.closed {
+                    return Err(ZkError::Closed);
                 }
                 match s.states.state() {
                     SessionState::Expired => return Err(ZkError::SessionExpired),
@@ -337,26 +339,14 @@ impl LibraryClient {
         }
     }
 
-    /// A node event of a watch set by this client, recorded on delivery.
+    /// A node event of a watch set by this client, recorded on delivery
+    /// (see [`super::relay`]).
     fn recorded(&self, watch: Option<OneshotWatch>) -> OneshotWatch {
         let Some(watch) = watch else {
             return OneshotWatch::channel().1;
         };
-        let (mut tx, rx) = OneshotWatch::channel();
         let shared = self.shared.clone();
-        madsim::task::spawn(async move {
-            let event = {
-                let changed = std::pin::pin!(watch.changed());
-                let canceled = std::pin::pin!(tx.canceled());
-                match select(changed, canceled).await {
-                    Either::Left((event, _)) => event,
-                    Either::Right(_) => return,
-                }
-            };
-            record_event(&shared, &event);
-            tx.send(event);
-        });
-        rx
+        super::relay::relay(watch, move |event| record_event(&shared, event))
     }
 }
 
@@ -651,6 +641,10 @@ impl ZkClient for LibraryClient {
                 self.shared
                     .recorder
                     .complete(id, self.id(), Outcome::Ok { value: Value::Unit }, None);
+            } else {
+                // Ended already: nothing to send, but the library's handle
+                // closes too (later calls get Closed, not SessionExpired).
+                z.close().await;
             }
         }
         self.shared.set_state(SessionState::Closed);

@@ -9,6 +9,7 @@ mod conn;
 pub mod library;
 pub mod library_lock;
 mod record;
+mod relay;
 mod watches;
 
 pub use any::{AnyClient, ClientKind};
