@@ -139,6 +139,13 @@ pub enum Op {
         token: i64,
         reason: String,
     },
+    /// The recipe told a holder that its hold of `lock` with `token` is
+    /// lost (a lock guard's `is_lost()`): recorded the instant the
+    /// application learned it, invoked and completed at once.
+    HoldLost {
+        lock: String,
+        token: i64,
+    },
     BarrierEnter {
         barrier: String,
     },

@@ -1,6 +1,8 @@
 //! Helpers shared by the property checkers: reading operations, outcomes
 //! and tokens, describing ops for explanations, and session ends.
 
+use std::collections::BTreeMap;
+
 use crate::history::{ClientId, Event, History, Op, Operation, Outcome, SessionId, Time, TxnRecord, Value, Zxid};
 
 use super::result::{ms, CheckResult};
@@ -103,7 +105,7 @@ pub fn session_end_after(h: &History, client: ClientId, session: Option<SessionI
 pub fn shows_session_alive(o: &Operation) -> bool {
     let talks_to_zk = !matches!(
         o.op,
-        Op::FencedWrite { .. } | Op::LeaderAct { .. } | Op::LeadershipLost { .. }
+        Op::FencedWrite { .. } | Op::LeaderAct { .. } | Op::LeadershipLost { .. } | Op::HoldLost { .. }
     );
     talks_to_zk && matches!(o.outcome, Some(Outcome::Ok { .. }))
 }
@@ -252,4 +254,49 @@ pub fn creates(h: &History) -> impl Iterator<Item = Created<'_>> {
         }),
         _ => None,
     })
+}
+
+/// When each node, by czxid, stopped existing: its Delete (alone or in a
+/// multi) or its session's end committed; `Time::MAX` while it lives.
+pub fn node_ends(h: &History) -> BTreeMap<i64, Time> {
+    let mut czxid: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut gone: BTreeMap<i64, Time> = BTreeMap::new();
+    fn visit<'h>(
+        txn: &'h TxnRecord,
+        zxid: i64,
+        time: Time,
+        czxid: &mut BTreeMap<&'h str, i64>,
+        gone: &mut BTreeMap<i64, Time>,
+    ) {
+        match txn {
+            TxnRecord::Create { path, .. } => {
+                czxid.insert(path, zxid);
+                gone.entry(zxid).or_insert(Time::MAX);
+            }
+            TxnRecord::Delete { path } => {
+                if let Some(z) = czxid.remove(path.as_str()) {
+                    gone.entry(z).and_modify(|g| *g = (*g).min(time));
+                }
+            }
+            TxnRecord::CloseSession { deleted, .. } => {
+                for p in deleted {
+                    if let Some(z) = czxid.remove(p.as_str()) {
+                        gone.entry(z).and_modify(|g| *g = (*g).min(time));
+                    }
+                }
+            }
+            TxnRecord::Multi { txns } => {
+                for t in txns {
+                    visit(t, zxid, time, czxid, gone);
+                }
+            }
+            _ => {}
+        }
+    }
+    for e in &h.events {
+        if let Event::Commit { time, zxid, txn, .. } = e {
+            visit(txn, *zxid, *time, &mut czxid, &mut gone);
+        }
+    }
+    gone
 }

@@ -57,6 +57,7 @@ const REPLICA_DIVERGENCE: &str = "A server's applied sequence left the canonical
 kinds! {
     MutexOverlap = "mutex-overlap": MUTEX_OVERLAP,
     RwlockOverlap = "rwlock-overlap": MUTEX_OVERLAP,
+    LostWhileHeld = "lost-while-held": "The recipe told a holder its lock was lost while its session and lock node were alive and its client had not been told the session ended: a lock without a grace keeps its hold through a disconnection (a Disconnected session may still be alive; only its end, or the node's deletion, ends the hold). Giving up early costs a spurious release and a new acquisition.",
     StaleTokenAccepted = "stale-token-accepted": "The protected resource accepted an older fencing token after a newer one: the resource must remember the highest token it accepted and reject smaller ones (expired but still acting).",
     DuplicateToken = "duplicate-token": "Two acquisitions got the same fencing token: derive tokens from something unique per acquisition (the lock node's czxid or sequence number).",
     LostItem = "lost-item": "An acknowledged item was never delivered. Typical cause: the head's delete was applied but its reply lost (ConnectionLoss); the retry saw NoNode and assumed another consumer took it.",

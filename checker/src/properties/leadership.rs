@@ -122,51 +122,6 @@ impl SessionEnds {
     }
 }
 
-/// When each node (by czxid) was deleted: by a Delete (alone or in a
-/// multi) or by its session's end; `Time::MAX` while it lives.
-fn candidate_deletes(h: &History) -> BTreeMap<i64, Time> {
-    let mut czxid: BTreeMap<&str, i64> = BTreeMap::new();
-    let mut gone: BTreeMap<i64, Time> = BTreeMap::new();
-    fn visit<'h>(
-        txn: &'h TxnRecord,
-        zxid: i64,
-        time: Time,
-        czxid: &mut BTreeMap<&'h str, i64>,
-        gone: &mut BTreeMap<i64, Time>,
-    ) {
-        match txn {
-            TxnRecord::Create { path, .. } => {
-                czxid.insert(path, zxid);
-                gone.entry(zxid).or_insert(Time::MAX);
-            }
-            TxnRecord::Delete { path } => {
-                if let Some(z) = czxid.remove(path.as_str()) {
-                    gone.entry(z).and_modify(|g| *g = (*g).min(time));
-                }
-            }
-            TxnRecord::CloseSession { deleted, .. } => {
-                for p in deleted {
-                    if let Some(z) = czxid.remove(p.as_str()) {
-                        gone.entry(z).and_modify(|g| *g = (*g).min(time));
-                    }
-                }
-            }
-            TxnRecord::Multi { txns } => {
-                for t in txns {
-                    visit(t, zxid, time, czxid, gone);
-                }
-            }
-            _ => {}
-        }
-    }
-    for e in &h.events {
-        if let Event::Commit { time, zxid, txn, .. } = e {
-            visit(txn, *zxid, *time, &mut czxid, &mut gone);
-        }
-    }
-    gone
-}
-
 /// When each client's node was paused: `[pause, resume]`, `Time::MAX`
 /// for a pause never resumed.
 struct Pauses(BTreeMap<ClientId, Vec<(Time, Time)>>);
@@ -529,7 +484,7 @@ pub fn check_into(h: &History, p: &Params, ops: &[Operation], r: &mut CheckResul
         ends: SessionEnds::of(h),
         states: SessionStates::of(h),
         pauses: Pauses::of(h),
-        candidates: candidate_deletes(h),
+        candidates: super::common::node_ends(h),
         grace,
         end: super::end_of_history(h),
     };

@@ -9,10 +9,18 @@
 //! (`Acquire { shared: true }`) may overlap each other, never an exclusive
 //! one. Also measures the herd effect: watch notifications (NodeDeleted /
 //! NodeChildrenChanged) delivered between a release and the next acquire.
+//!
+//! And the other half of a lock without a grace (meta `hold_grace` =
+//! `none`, as zkdst's lock, read/write lock and revocable lock record it):
+//! a hold lasts until its session ends or its node is deleted, whatever
+//! the connection does. A `HoldLost` report (the guard said "lost") at a
+//! time when the session's CloseSession had not committed, its client had
+//! not been told Expired or Closed, and its lock node (the token's czxid)
+//! was still there, is `lost-while-held`.
 
 use std::collections::BTreeMap;
 
-use crate::history::{ClientId, Event, History, Op, OpId, Operation, Time};
+use crate::history::{ClientId, Event, History, Op, OpId, Operation, SessionId, Time, TxnRecord};
 
 use super::common::{describe, shows_session_alive, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
@@ -136,7 +144,65 @@ pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
         }
     }
     herd(h, &ops, &mut r);
+    if h.meta.get("hold_grace").is_some_and(|g| g == "none") {
+        losses_while_held(h, ops, &mut r);
+    }
     r
+}
+
+/// `HoldLost` reports no session end or node deletion explains.
+fn losses_while_held(h: &History, ops: &[Operation], r: &mut CheckResult) {
+    let nodes = super::common::node_ends(h);
+    let mut ended: BTreeMap<SessionId, Time> = BTreeMap::new();
+    let mut told: BTreeMap<(ClientId, SessionId), Time> = BTreeMap::new();
+    for e in &h.events {
+        match e {
+            Event::Commit {
+                time,
+                txn: TxnRecord::CloseSession { session, .. },
+                ..
+            } => {
+                ended.entry(*session).or_insert(*time);
+            }
+            Event::Session {
+                time,
+                client,
+                session,
+                state,
+                ..
+            } if state.is_terminal() => {
+                told.entry((*client, *session)).or_insert(*time);
+            }
+            _ => {}
+        }
+    }
+    for o in ops {
+        let (Op::HoldLost { lock, token }, Some(session)) = (&o.op, o.session) else {
+            continue;
+        };
+        let t = o.invoked;
+        let explained = ended.get(&session).is_some_and(|&c| c <= t)
+            || told.get(&(o.client, session)).is_some_and(|&c| c <= t)
+            || nodes.get(token).is_some_and(|&gone| gone <= t);
+        if explained {
+            continue;
+        }
+        r.violation(
+            Violation::new(
+                ViolationKind::LostWhileHeld,
+                format!(
+                    "lock {lock}: the recipe told client {} at {} that its hold (token {token}) was lost, yet its \
+                     session {session:#x} had not ended and its lock node was still there: {}",
+                    o.client,
+                    ms(t),
+                    describe(o)
+                ),
+            )
+            .ops([o.id])
+            .clients([o.client])
+            .times([t]),
+        );
+    }
 }
 
 /// Notifications per release: NodeDeleted / NodeChildrenChanged watch
@@ -361,5 +427,101 @@ mod tests {
         b.ok(0, 12, 3, acq(false), tok(3));
         let r = check(&b.build(), &Params::default());
         assert_eq!(r.kinds(), vec!["rwlock-overlap", "rwlock-overlap"]);
+    }
+
+    /// Client 1 (session 0xa) holds `/l` with token 7 (its node
+    /// `/l/lock-0000000001`, czxid 7) from 2 ms, is Disconnected at 10 ms,
+    /// and the recipe reports the hold lost at `lost_at`.
+    fn lost_hold(lost_at: u64) -> Builder {
+        let mut b = Builder::new();
+        b.session(0, 1, 0xa, crate::history::SessionState::SyncConnected);
+        b.commit(
+            1,
+            7,
+            TxnRecord::Create {
+                path: "/l/lock-0000000001".into(),
+                data: Default::default(),
+                ephemeral_owner: 0xa,
+                session: 0xa,
+            },
+        );
+        let id = b.invoke_s(
+            0,
+            1,
+            Some(0xa),
+            Op::Acquire {
+                lock: "/l".into(),
+                shared: false,
+            },
+        );
+        b.complete(
+            id,
+            2,
+            crate::history::Outcome::Ok {
+                value: crate::history::Value::Token { token: 7 },
+            },
+        );
+        b.session(10, 1, 0xa, crate::history::SessionState::Disconnected);
+        let id = b.invoke_s(
+            lost_at,
+            1,
+            Some(0xa),
+            Op::HoldLost {
+                lock: "/l".into(),
+                token: 7,
+            },
+        );
+        b.complete(
+            id,
+            lost_at,
+            crate::history::Outcome::Ok {
+                value: crate::history::Value::Unit,
+            },
+        );
+        b
+    }
+
+    fn no_grace(b: Builder) -> History {
+        let mut h = b.build();
+        h.meta.insert("hold_grace".into(), "none".into());
+        h
+    }
+
+    #[test]
+    fn a_hold_given_up_while_its_session_and_node_live_fails() {
+        let r = check(&no_grace(lost_hold(12)), &Params::default());
+        assert_eq!(r.kinds(), vec!["lost-while-held"], "{r:#?}");
+        // A recipe with a grace is not held to it.
+        assert_eq!(check(&lost_hold(12).build(), &Params::default()).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn a_hold_lost_with_its_session_or_node_passes() {
+        // The session's end committed first.
+        let mut b = lost_hold(30);
+        b.commit(
+            20,
+            9,
+            TxnRecord::CloseSession {
+                session: 0xa,
+                expired: true,
+                deleted: vec!["/l/lock-0000000001".into()],
+            },
+        );
+        assert_eq!(check(&no_grace(b), &Params::default()).verdict, Verdict::Pass);
+        // The client was told Expired first (before the close committed).
+        let mut b = lost_hold(30);
+        b.session(25, 1, 0xa, crate::history::SessionState::Expired);
+        assert_eq!(check(&no_grace(b), &Params::default()).verdict, Verdict::Pass);
+        // Someone deleted the lock node first.
+        let mut b = lost_hold(30);
+        b.commit(
+            20,
+            9,
+            TxnRecord::Delete {
+                path: "/l/lock-0000000001".into(),
+            },
+        );
+        assert_eq!(check(&no_grace(b), &Params::default()).verdict, Verdict::Pass);
     }
 }

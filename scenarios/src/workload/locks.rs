@@ -23,6 +23,9 @@ pub(crate) const SEM: &str = "/semaphores/s";
 
 /// The exclusive-lock client, over the lock `make` builds.
 pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
+    // Holds without a grace: only the session's end or the node's deletion
+    // ends one (the mutex checker's `lost-while-held`).
+    env.rec.set_meta("hold_grace", "none");
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
     let w = &env.scenario.workload;
@@ -75,6 +78,7 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
                 let mut dropped = false;
                 for _ in 0..writes {
                     if guard.is_lost() {
+                        env.hold_lost(&zk, LOCK, token);
                         break;
                     }
                     if let Some(write) = guard.guarded_set(LOCK, &token.to_be_bytes()) {
@@ -115,6 +119,7 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
 }
 
 pub async fn rwlock(mut env: Env) {
+    env.rec.set_meta("hold_grace", "none");
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
     let mut lock = RwLock::new(ctx.clone(), RW);
@@ -144,7 +149,9 @@ pub async fn rwlock(mut env: Env) {
             Ok(Some(guard)) => {
                 let token = guard.token();
                 env.ok(id, Value::Token { token });
-                if !shared && !guard.is_lost() {
+                if guard.is_lost() {
+                    env.hold_lost(&zk, lock.dir(), token);
+                } else if !shared {
                     env.fenced_write(&zk, RW, token).await;
                 }
                 env.hold().await;

@@ -242,6 +242,21 @@ impl Env {
         self.resource_write(zk, resource, token, true).await
     }
 
+    /// The recipe told this holder its hold of `lock` is lost: recorded the
+    /// instant the application learned it (the `mutex` checker holds a
+    /// lock without a grace to it).
+    pub fn hold_lost(&mut self, zk: &AnyClient, lock: &str, token: i64) {
+        let id = self.invoke(
+            Some(zk),
+            Op::HoldLost {
+                lock: lock.to_string(),
+                token,
+            },
+        );
+        self.ops -= 1; // a report, not a recipe operation
+        self.ok(id, Value::Unit);
+    }
+
     /// A write to ZooKeeper node `path` fenced by the recipe itself
     /// (`write`), recorded as resource `path@zookeeper`: a write the
     /// recipe's check refused is a rejected stale token.
