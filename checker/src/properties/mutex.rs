@@ -20,7 +20,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{ClientId, Event, History, Op, OpId, Operation, SessionId, Time, TxnRecord};
+use crate::history::{ClientId, Event, History, Op, OpId, Operation, Time};
 
 use super::common::{describe, shows_session_alive, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
@@ -153,36 +153,14 @@ pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
 /// `HoldLost` reports no session end or node deletion explains.
 fn losses_while_held(h: &History, ops: &[Operation], r: &mut CheckResult) {
     let nodes = super::common::node_ends(h);
-    let mut ended: BTreeMap<SessionId, Time> = BTreeMap::new();
-    let mut told: BTreeMap<(ClientId, SessionId), Time> = BTreeMap::new();
-    for e in &h.events {
-        match e {
-            Event::Commit {
-                time,
-                txn: TxnRecord::CloseSession { session, .. },
-                ..
-            } => {
-                ended.entry(*session).or_insert(*time);
-            }
-            Event::Session {
-                time,
-                client,
-                session,
-                state,
-                ..
-            } if state.is_terminal() => {
-                told.entry((*client, *session)).or_insert(*time);
-            }
-            _ => {}
-        }
-    }
+    let sessions = SessionIndex::new(h, ops);
     for o in ops {
         let (Op::HoldLost { lock, token }, Some(session)) = (&o.op, o.session) else {
             continue;
         };
         let t = o.invoked;
-        let explained = ended.get(&session).is_some_and(|&c| c <= t)
-            || told.get(&(o.client, session)).is_some_and(|&c| c <= t)
+        let explained = sessions.closed_commit(Some(session), 0).is_some_and(|c| c <= t)
+            || sessions.ended_by(o.client, Some(session), t)
             || nodes.get(token).is_some_and(|&gone| gone <= t);
         if explained {
             continue;
@@ -264,7 +242,7 @@ fn herd(h: &History, ops: &[Operation], r: &mut CheckResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{SessionState, Value};
+    use crate::history::{SessionState, TxnRecord, Value};
     use crate::properties::testkit::Builder;
     use crate::properties::Verdict;
 
