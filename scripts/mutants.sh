@@ -217,13 +217,15 @@ for f in "${files[@]}"; do
     # skipped and this one sets the timeout: 5x its time, at least 60 s.)
     t=$timeout
     if [[ "$baseline" == run ]]; then
-        # cargo-mutants' scratch builds share the target dir and leave its
-        # uplifted zkdst binary stale or gone while cargo still deems this
-        # tree's build fresh: touching the binary's crate root relinks it.
-        touch scenarios/src/main.rs
-        cargo test --profile "$profile" -p zkdst-scenarios --test mutants --no-run
+        # cargo-mutants' scratch copies share the target dir and, having the
+        # same crate hashes, overwrite this tree's fingerprints and uplifted
+        # zkdst binary (an unviable mutant leaves it gone): the baseline
+        # builds in a target dir of its own.
+        CARGO_TARGET_DIR="$CARGO_TARGET_DIR/baseline" \
+            cargo test --profile "$profile" -p zkdst-scenarios --test mutants --no-run
         b0=$(date +%s)
-        cargo test --profile "$profile" -p zkdst-scenarios --test mutants \
+        CARGO_TARGET_DIR="$CARGO_TARGET_DIR/baseline" \
+            cargo test --profile "$profile" -p zkdst-scenarios --test mutants \
             || { echo "mutants.sh: $f: the unmutated tree fails its scenarios; no mutant tested" >&2; status=4; continue; }
         bt=$(( $(date +%s) - b0 ))
         echo "== $f: baseline passed in $bt s"

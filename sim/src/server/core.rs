@@ -216,8 +216,11 @@ impl ServerCore {
         match msg {
             PeerMsg::Hello { .. } => {}
             PeerMsg::ToLeader { epoch, msg } => {
+                // Only from a learner whose connection is still served: a
+                // follower that lost us for syncLimit, and that we dropped,
+                // may deliver what it queued before when the link heals.
                 let current = matches!(self.peer.role(), Role::Leading { epoch: e } if e == epoch);
-                if current && self.peer.is_leader() {
+                if current && self.peer.is_leader() && self.peer.is_live_learner(from) {
                     self.on_peer(now_ms, from, *msg);
                 }
             }

@@ -257,6 +257,20 @@ impl<T: Clone, S: Clone + Default> Peer<T, S> {
     pub fn is_leader(&self) -> bool {
         matches!(&self.state, State::Leading(l) if l.phase == LeaderPhase::Broadcast)
     }
+    /// Leader: whether `s` is a learner we have synced or are syncing — one
+    /// whose connection a real leader's LearnerHandler still serves. A
+    /// learner dropped for silence (syncLimit) has had its socket closed:
+    /// what it sent before that must not be acted on, even if it arrives
+    /// after the learner reconnected in the same epoch.
+    pub fn is_live_learner(&self, s: ServerId) -> bool {
+        match &self.state {
+            State::Leading(l) => l
+                .learners
+                .get(&s)
+                .is_some_and(|ln| matches!(ln.stage, Stage::Syncing | Stage::Synced)),
+            _ => false,
+        }
+    }
     pub fn leader(&self) -> Option<ServerId> {
         match &self.state {
             State::Following(f) => Some(f.leader),
