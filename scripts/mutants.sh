@@ -221,11 +221,11 @@ for f in "${files[@]}"; do
         # same crate hashes, overwrite this tree's fingerprints and uplifted
         # zkdst binary (an unviable mutant leaves it gone): the baseline
         # builds in a target dir of its own.
-        CARGO_TARGET_DIR="$CARGO_TARGET_DIR/baseline" \
-            cargo test --profile "$profile" -p zkdst-scenarios --test mutants --no-run
+        baseline_test=(env CARGO_TARGET_DIR="$CARGO_TARGET_DIR/baseline"
+            cargo test --profile "$profile" -p zkdst-scenarios --test mutants)
+        "${baseline_test[@]}" --no-run
         b0=$(date +%s)
-        CARGO_TARGET_DIR="$CARGO_TARGET_DIR/baseline" \
-            cargo test --profile "$profile" -p zkdst-scenarios --test mutants \
+        "${baseline_test[@]}" \
             || { echo "mutants.sh: $f: the unmutated tree fails its scenarios; no mutant tested" >&2; status=4; continue; }
         bt=$(( $(date +%s) - b0 ))
         echo "== $f: baseline passed in $bt s"

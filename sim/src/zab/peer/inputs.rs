@@ -108,11 +108,7 @@ impl<T: Clone, S: Clone + Default> Peer<T, S> {
                 } else {
                     // Drop silent learners; step down without a live quorum.
                     l.learners.retain(|_, ln| ln.silent <= cfg.sync_limit);
-                    let live = l
-                        .learners
-                        .values()
-                        .filter(|ln| matches!(ln.stage, Stage::Syncing | Stage::Synced))
-                        .count();
+                    let live = l.learners.values().filter(|ln| ln.is_live()).count();
                     if live < self.servers.len() / 2 + 1 {
                         self.become_looking();
                         return;
@@ -191,7 +187,7 @@ impl<T: Clone, S: Clone + Default> Peer<T, S> {
                     if l.epoch == epoch {
                         if let Some(ln) = l.learners.get_mut(&from) {
                             ln.silent = 0;
-                            if matches!(ln.stage, Stage::Syncing | Stage::Synced) {
+                            if ln.is_live() {
                                 ln.matched = ln.matched.max(zxid);
                             }
                         }

@@ -9,7 +9,7 @@ impl Leading {
     fn broadcast_targets(&self, me: ServerId) -> Vec<ServerId> {
         self.learners
             .iter()
-            .filter(|(s, ln)| **s != me && matches!(ln.stage, Stage::Syncing | Stage::Synced))
+            .filter(|(s, ln)| **s != me && ln.is_live())
             .map(|(s, _)| *s)
             .collect()
     }
@@ -232,7 +232,7 @@ impl<T: Clone, S: Clone + Default> Peer<T, S> {
             let mut matched: Vec<Zxid> = l
                 .learners
                 .values()
-                .filter(|ln| matches!(ln.stage, Stage::Syncing | Stage::Synced))
+                .filter(|ln| ln.is_live())
                 .map(|ln| ln.matched)
                 .collect();
             if matched.len() < q {

@@ -149,6 +149,14 @@ struct Learner {
     silent: u32,
 }
 
+impl Learner {
+    /// Sync sent or done: proposals flow to it and its acks count — the
+    /// learners whose connection a real leader's LearnerHandler serves.
+    fn is_live(&self) -> bool {
+        matches!(self.stage, Stage::Syncing | Stage::Synced)
+    }
+}
+
 #[derive(Debug)]
 struct Leading {
     epoch: u32,
@@ -257,17 +265,12 @@ impl<T: Clone, S: Clone + Default> Peer<T, S> {
     pub fn is_leader(&self) -> bool {
         matches!(&self.state, State::Leading(l) if l.phase == LeaderPhase::Broadcast)
     }
-    /// Leader: whether `s` is a learner we have synced or are syncing — one
-    /// whose connection a real leader's LearnerHandler still serves. A
-    /// learner dropped for silence (syncLimit) has had its socket closed:
-    /// what it sent before that must not be acted on, even if it arrives
-    /// after the learner reconnected in the same epoch.
+    /// Leader: whether `s` is a live learner. One dropped for silence
+    /// (syncLimit) has had its socket closed: what it sent before must not
+    /// be acted on, even if it arrives after it rejoined in the same epoch.
     pub fn is_live_learner(&self, s: ServerId) -> bool {
         match &self.state {
-            State::Leading(l) => l
-                .learners
-                .get(&s)
-                .is_some_and(|ln| matches!(ln.stage, Stage::Syncing | Stage::Synced)),
+            State::Leading(l) => l.learners.get(&s).is_some_and(Learner::is_live),
             _ => false,
         }
     }
