@@ -93,6 +93,7 @@ kinds! {
     ConfigWentBack = "config-went-back": "A client's configuration went back in time: it read from a server behind one it had already read from. Keep the highest version seen and ignore older reads.",
     ConfigVersionConflict = "config-version-conflict": CONFIG_VERSION_CONFLICT,
     ConfigNotConverged = "config-not-converged": CONFIG_VERSION_CONFLICT,
+    NoViewAfterHeal = "no-view-after-heal": "After the faults healed (and, for a configuration, after the last set), a client's last read of its watched view — the group's members, the configuration value — still had no view at all: the recipe's watcher never read the node, or never handed what it read to the application.",
     Stuck = "stuck": "An operation hung after the faults healed. Typical causes: an orphan node left by a retried create (unprotected create) or a leaked lock node (delete under disconnect), or a watch not re-armed after reconnect.",
     LostAckWrite = "lost-ack-write": "A write the client was told succeeded is not in the committed history: the ensemble lost an acknowledged write (a leader acknowledged before a quorum persisted it, or a crash with disk loss).",
     WriteResultMismatch = "write-result-mismatch": "A write's reply disagrees with replaying the committed writes in zxid order: wrong sequential name, version or Stat — a server-side model bug.",
@@ -112,6 +113,7 @@ kinds! {
     CommitRolledBack = "commit-rolled-back": REPLICA_DIVERGENCE,
     NoProgress = "no-progress": "Too few operations succeeded after the faults healed: the recipe (or the ensemble) stopped making progress — a client stuck on a watch that never fires, a leaked node every waiter queues behind, or sessions that never reconnected.",
     FalseSessionLost = "false-session-lost": "A recipe call reported 'session lost' while its session was alive (no CloseSession committed, no Expired or Closed told to its client by then). The caller will start over with a new session while the old one's ephemeral nodes still stand: map only SessionExpired/SessionClosed (or a session event) to SessionLost, and look at which branch a wake-up takes.",
+    UnexplainedRecipeError = "unexplained-recipe-error": "A recipe call failed with bad data or an invalid argument, though only the recipes wrote its nodes and the workload passed valid arguments: the recipe misreads (or miswrites) its own format, or refuses an input its API accepts.",
     TooManyLeases = "too-many-leases": "More clients held leases at once than the semaphore allows. Typical causes: a lease whose session expired still counted as held by its client, a retried create that left a second lease node, or a holder that counted the leases before its own node was created.",
 }
 

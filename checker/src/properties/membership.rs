@@ -51,6 +51,13 @@ pub fn check_membership_ops(h: &History, ops: &[Operation], p: &Params) -> Check
                 }
             }
         }
+        no_view_after_heal(
+            &mut r,
+            group,
+            os.iter()
+                .copied()
+                .filter(|o| matches!(o.op, Op::Members { .. }) && o.invoked >= heal),
+        );
         let views: Vec<_> = last.values().collect();
         if let Some((first, fv)) = views.first() {
             for (o, v) in &views[1..] {
@@ -129,6 +136,30 @@ pub fn check_membership_ops(h: &History, ops: &[Operation], p: &Params) -> Check
     r
 }
 
+/// Every client's last read among `reads` (all after the heal) must have
+/// returned a view: the watcher had time to read and deliver one.
+fn no_view_after_heal<'a>(r: &mut CheckResult, what: &str, reads: impl Iterator<Item = &'a Operation>) {
+    let mut last: BTreeMap<ClientId, &Operation> = BTreeMap::new();
+    for o in reads {
+        if last.get(&o.client).is_none_or(|prev| prev.invoked < o.invoked) {
+            last.insert(o.client, o);
+        }
+    }
+    for o in last.values().filter(|o| ok_value(o).is_none()) {
+        r.violation(
+            Violation::new(
+                ViolationKind::NoViewAfterHeal,
+                format!(
+                    "{what}: after the heal, {} (its client's last read) had no view",
+                    describe(o)
+                ),
+            )
+            .ops([o.id])
+            .clients([o.client]),
+        );
+    }
+}
+
 fn join(s: &BTreeSet<&str>) -> String {
     s.iter().copied().collect::<Vec<_>>().join(", ")
 }
@@ -142,10 +173,13 @@ pub fn check_config_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResu
     let mut r = CheckResult::new(CONFIG);
     let heal = healed_at(h, p);
     let mut keys: BTreeMap<&str, (Vec<&Operation>, Vec<(&Operation, Option<&str>, i64)>)> = BTreeMap::new();
+    let mut reads: BTreeMap<&str, Vec<&Operation>> = BTreeMap::new();
     for o in ops {
         match &o.op {
             Op::ConfigSet { key, .. } if o.may_have_happened() => keys.entry(key).or_default().0.push(o),
             Op::ConfigGet { key } => {
+                reads.entry(key).or_default().push(o);
+                keys.entry(key).or_default();
                 if let Some(Value::Versioned { value, version }) = ok_value(o) {
                     keys.entry(key).or_default().1.push((o, value.as_deref(), *version));
                 }
@@ -154,6 +188,7 @@ pub fn check_config_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResu
         }
     }
     for (key, (sets, mut gets)) in keys {
+        let all_gets = reads.remove(key).unwrap_or_default();
         gets.sort_by_key(|(o, _, _)| o.completed);
         let mut seen: BTreeMap<ClientId, (&Operation, i64)> = BTreeMap::new();
         let mut by_version: BTreeMap<i64, (&Operation, Option<&str>)> = BTreeMap::new();
@@ -213,6 +248,11 @@ pub fn check_config_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResu
                 _ => None,
             })
             .collect();
+        no_view_after_heal(
+            &mut r,
+            key,
+            all_gets.iter().copied().filter(|o| o.invoked >= heal.max(sets_done)),
+        );
         let mut last: BTreeMap<ClientId, (&Operation, Option<&str>)> = BTreeMap::new();
         for (o, value, _) in gets.iter().filter(|(o, _, _)| o.invoked >= heal.max(sets_done)) {
             last.insert(o.client, (o, *value));
@@ -319,6 +359,42 @@ mod tests {
         b.ok(8, 9, 2, get(), ver("x", 1));
         let r = check_config(&b.build(), &Params::default());
         assert_eq!(r.kinds(), vec!["config-went-back", "config-not-converged"], "{r:#?}");
+    }
+
+    #[test]
+    fn a_last_read_after_the_heal_without_a_view_is_flagged() {
+        // Membership: a read before the heal may find no view yet; the
+        // last one after it may not.
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, join_op("a"), Value::Unit);
+        b.fault(2, "partition-halves");
+        b.fail(3, 4, 1, members());
+        b.fault(5, "heal");
+        b.fail(6, 7, 1, members());
+        b.ok(10, 11, 1, members(), names(&["a"]));
+        assert_eq!(
+            check_membership(&b.clone_build(), &Params::default()).verdict,
+            Verdict::Pass
+        );
+        b.fail(12, 13, 1, members());
+        let r = check_membership(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["no-view-after-heal"], "{r:#?}");
+        // Configuration: the same, for reads after the last set.
+        let set = Op::ConfigSet {
+            key: "k".into(),
+            value: "x".into(),
+        };
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, set, Value::Unit);
+        b.fail(2, 3, 2, get());
+        b.ok(4, 5, 2, get(), ver("x", 1));
+        assert_eq!(
+            check_config(&b.clone_build(), &Params::default()).verdict,
+            Verdict::Pass
+        );
+        b.fail(6, 7, 3, get());
+        let r = check_config(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["no-view-after-heal"], "{r:#?}");
     }
 
     #[test]

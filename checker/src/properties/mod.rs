@@ -26,6 +26,7 @@ pub mod membership;
 pub mod mutex;
 pub mod progress;
 pub mod queue;
+pub mod recipe_errors;
 pub mod registry;
 pub mod replicas;
 pub mod semaphore;

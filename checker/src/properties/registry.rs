@@ -30,6 +30,7 @@ pub const CHECKERS: &[(&str, OpsCheckFn)] = &[
     (super::semaphore::NAME, super::semaphore::check_ops),
     (replicas::NAME, |h, _ops, p| replicas::check(h, p)),
     (super::session_lost::NAME, super::session_lost::check_ops),
+    (super::recipe_errors::NAME, super::recipe_errors::check_ops),
 ];
 
 /// A checker name that is not registered.
@@ -117,6 +118,7 @@ mod tests {
             "semaphore",
             "replicas",
             "session-lost",
+            "recipe-errors",
         ];
         assert_eq!(names(), want);
         let h = History::new();

@@ -1,6 +1,8 @@
 //! Two-phase commit: all sites decide alike, and a transaction commits only
 //! if every site voted commit (a site whose "no" vote may have been sent, or
-//! that never voted yes, vetoes it).
+//! that never voted yes, vetoes it). The coordinator's own decision is
+//! recorded as the `Decide` of the non-voting site [`COORDINATOR`]: it must
+//! agree with every site's.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -12,6 +14,10 @@ use super::Params;
 use super::ViolationKind;
 
 pub const NAME: &str = "two-phase-commit";
+
+/// The site name under which the coordinator's decision is recorded; it
+/// takes part in the agreement, not in the vote.
+pub const COORDINATOR: &str = "coordinator";
 
 pub fn check(h: &History, p: &Params) -> CheckResult {
     with_operations(h, NAME, p, check_ops)
@@ -32,7 +38,9 @@ pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
                 }
             }
             Op::Decide { txn, site } => {
-                sites.entry(txn).or_default().insert(site);
+                if site != COORDINATOR {
+                    sites.entry(txn).or_default().insert(site);
+                }
                 if let Some(Value::Bool { value }) = ok_value(o) {
                     decisions.entry(txn).or_default().push((o, *value));
                 }
@@ -134,5 +142,20 @@ mod tests {
         b.ok(2, 3, 2, decide("b"), Value::Bool { value: false });
         let r = check(&b.build(), &Params::default());
         assert_eq!(r.kinds(), vec!["split-decision", "commit-despite-no"]);
+    }
+
+    #[test]
+    fn the_coordinator_agrees_without_voting() {
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, vote("a", true), Value::Unit);
+        b.ok(2, 3, 0, decide(COORDINATOR), Value::Bool { value: true });
+        b.ok(2, 4, 1, decide("a"), Value::Bool { value: true });
+        // Not a site that never voted commit.
+        assert_eq!(check(&b.clone_build(), &Params::default()).verdict, Verdict::Pass);
+        // A site that learns otherwise splits the decision.
+        b.ok(0, 1, 2, vote("b", true), Value::Unit);
+        b.ok(2, 5, 2, decide("b"), Value::Bool { value: false });
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["split-decision"], "{r:#?}");
     }
 }

@@ -282,9 +282,10 @@ impl Default for Faults {
 }
 
 /// Checkers every scenario runs, whether or not its file lists them: the
-/// replicas agree, and no recipe call says "session lost" of a live session
+/// replicas agree, no recipe call says "session lost" of a live session, and
+/// none fails with bad data or an invalid argument
 /// (`progress` is run on every seed by the runner).
-pub const ALWAYS_CHECKED: [&str; 2] = ["replicas", "session-lost"];
+pub const ALWAYS_CHECKED: [&str; 3] = ["replicas", "session-lost", "recipe-errors"];
 
 /// The judges.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

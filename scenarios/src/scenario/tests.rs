@@ -104,7 +104,10 @@ fn expected_minimums_name_known_counters() {
 #[test]
 fn a_scenario_without_checkers_is_judged_by_its_recipes_promises() {
     let s = Scenario::parse("name = \"x\"\n[workload]\nrecipe = \"semaphore\"\n", "x.toml").unwrap();
-    assert_eq!(s.check.checkers, ["semaphore", "liveness", "replicas", "session-lost"]);
+    assert_eq!(
+        s.check.checkers,
+        ["semaphore", "liveness", "replicas", "session-lost", "recipe-errors"]
+    );
     let s = Scenario::parse(
         "name = \"x\"\n[workload]\nrecipe = \"lock\"\n[check]\nmin_progress = 2\n",
         "x.toml",
@@ -112,14 +115,21 @@ fn a_scenario_without_checkers_is_judged_by_its_recipes_promises() {
     .unwrap();
     assert_eq!(
         s.check.checkers,
-        ["mutex", "fencing", "liveness", "replicas", "session-lost"]
+        [
+            "mutex",
+            "fencing",
+            "liveness",
+            "replicas",
+            "session-lost",
+            "recipe-errors"
+        ]
     );
     let s = Scenario::parse(
         "name = \"x\"\n[workload]\nrecipe = \"lock\"\n[check]\ncheckers = [\"mutex\"]\n",
         "x.toml",
     )
     .unwrap();
-    assert_eq!(s.check.checkers, ["mutex", "replicas", "session-lost"]);
+    assert_eq!(s.check.checkers, ["mutex", "replicas", "session-lost", "recipe-errors"]);
 }
 
 #[test]

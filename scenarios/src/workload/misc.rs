@@ -5,11 +5,13 @@ use std::time::Duration;
 use madsim::time::Instant;
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
+use zkdst_checker::properties::two_phase::COORDINATOR;
 use zkdst_recipes::config::{publish, WatchedValue};
 use zkdst_recipes::counter::{self, Counter};
 use zkdst_recipes::membership::{self, GroupMember};
 use zkdst_recipes::two_phase::{Coordinator, Decision, Site};
 use zkdst_recipes::RecipeError;
+use zkdst_sim::client::AnyClient;
 use zkdst_sim::runtime::SimRuntime;
 
 use super::Env;
@@ -189,6 +191,33 @@ pub async fn config(mut env: Env) {
     get(&mut env, &watched);
 }
 
+/// The coordinator decides `tx` (3 s for the sites to join), recorded;
+/// false if the call failed.
+async fn coordinate(env: &mut Env, zk: &AnyClient, coord: &Coordinator<AnyClient, SimRuntime>, tx: &str) -> bool {
+    let id = env.invoke(
+        Some(zk),
+        Op::Decide {
+            txn: tx.to_string(),
+            site: COORDINATOR.to_string(),
+        },
+    );
+    match coord.decide(Duration::from_secs(3)).await {
+        Ok(d) => {
+            env.ok(
+                id,
+                Value::Bool {
+                    value: d == Decision::Commit,
+                },
+            );
+            true
+        }
+        Err(e) => {
+            env.err(id, &e);
+            false
+        }
+    }
+}
+
 pub async fn two_phase(mut env: Env) {
     const ROOT: &str = "/tx";
     let nsites = (env.clients.saturating_sub(1)).clamp(1, 4);
@@ -210,16 +239,16 @@ pub async fn two_phase(mut env: Env) {
                 }
             };
             env.shared.set_round("tx", k);
-            // The coordinator is not a voting site: its decision is not
-            // recorded as a site's `Decide` (the checker would count it as a
-            // site that never voted); the sites record what they learn.
-            if coord.decide(Duration::from_secs(3)).await.is_err() {
+            // The coordinator's decision is recorded as the `Decide` of the
+            // checker's non-voting site COORDINATOR: it must agree with the
+            // sites', and an error it returns is judged (recipe-errors).
+            if !coordinate(&mut env, &zk, &coord, &tx).await {
                 // Lost the session mid-decision: resume the transaction
                 // with a new one (begin is idempotent) and decide it.
                 env.renew(&mut zk, &mut ctx);
                 let names: Vec<&str> = sites.iter().map(String::as_str).collect();
                 if let Ok(c) = Coordinator::begin(ctx.clone(), ROOT, &tx, &names).await {
-                    let _ = c.decide(Duration::from_secs(3)).await;
+                    coordinate(&mut env, &zk, &c, &tx).await;
                 }
             }
             // Let the sites finish the round.
