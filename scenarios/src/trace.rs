@@ -152,6 +152,9 @@ fn targets(level: Option<LevelFilter>) -> Targets {
             .with_target("zkdst_sim", level)
             .with_target("zkdst_recipes", level)
             .with_target("zkdst_scenarios", level)
+            // The client library under zkdst-wire: its own reconnects and
+            // errors, beside the simulated servers'.
+            .with_target("zookeeper_client", level)
             .with_target("madsim", LevelFilter::WARN)
             .with_default(LevelFilter::WARN),
     }

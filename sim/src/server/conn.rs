@@ -47,6 +47,17 @@ pub struct Pending {
     pub xid: i64,
     pub request: Request,
     pub stage: Stage,
+    /// Sent on an earlier connection of the session, now closed: it still
+    /// runs and holds the session's later requests behind it, but its reply
+    /// goes nowhere.
+    pub orphaned: bool,
+}
+
+impl Pending {
+    /// A write or sync still on its way through the ensemble.
+    pub fn in_flight(&self) -> bool {
+        matches!(self.stage, Stage::AwaitCommit | Stage::AwaitSync)
+    }
 }
 
 #[derive(Debug)]
@@ -76,7 +87,7 @@ impl Conn {
     /// Completes the pending request `xid` (a write or sync); false if none waits.
     pub fn complete(&mut self, xid: i64, zxid: Zxid, response: Response) -> bool {
         for p in self.queue.iter_mut() {
-            if p.xid == xid && matches!(p.stage, Stage::AwaitCommit | Stage::AwaitSync) {
+            if p.xid == xid && p.in_flight() {
                 p.stage = Stage::Done { zxid, response };
                 return true;
             }

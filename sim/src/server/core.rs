@@ -81,6 +81,9 @@ pub struct ServerCore {
     watches: WatchManager,
     conns: BTreeMap<ConnId, Conn>,
     session_conn: BTreeMap<SessionId, ConnId>,
+    /// Writes and syncs in flight from closed connections, by session
+    /// (`Core::orphan_in_flight`).
+    orphans: BTreeMap<SessionId, VecDeque<Pending>>,
     touched: BTreeSet<SessionId>,
     /// Leader only: committed tree + proposals in flight.
     spec: Option<DataTree>,
@@ -124,6 +127,7 @@ impl ServerCore {
             watches: WatchManager::new(),
             conns: BTreeMap::new(),
             session_conn: BTreeMap::new(),
+            orphans: BTreeMap::new(),
             touched: BTreeSet::new(),
             spec: None,
             syncs: VecDeque::new(),

@@ -33,6 +33,7 @@ impl ServerCore {
             }
             self.touched.clear();
             self.sync_waiting.clear();
+            self.orphans.clear();
         }
         self.serving = serving;
         let leading = self.peer.is_leader();
@@ -160,6 +161,7 @@ impl ServerCore {
                     self.tracker.remove(session);
                 }
                 self.watches.remove_session(session);
+                self.orphans.remove(&session);
                 if let Some(&conn) = self.session_conn.get(&session) {
                     let asked = self
                         .conns
@@ -193,6 +195,8 @@ impl ServerCore {
                         c.complete(logged.xid, zxid, response);
                     }
                     self.drain(conn);
+                } else {
+                    self.complete_orphan(session, logged.xid);
                 }
             }
         }

@@ -36,10 +36,38 @@ impl ServerCore {
     pub fn on_client_closed(&mut self, conn: ConnId) {
         if let Some(c) = self.conns.remove(&conn) {
             if let Some(s) = c.session() {
+                self.orphan_in_flight(s, c);
                 if self.session_conn.get(&s) == Some(&conn) {
                     self.session_conn.remove(&s);
                     self.watches.remove_session(s);
                 }
+            }
+        }
+    }
+
+    /// Keeps the writes and syncs a closed connection of `session` had in
+    /// flight: ZooKeeper's CommitProcessor queues a session's requests by
+    /// session id, not by connection, so they still run, and a later
+    /// connection of the session on this server is answered only after
+    /// them (a read there sees a create the old connection sent).
+    pub(super) fn orphan_in_flight(&mut self, session: SessionId, c: Conn) {
+        let mut kept = c.queue.into_iter().filter(Pending::in_flight).peekable();
+        if kept.peek().is_some() {
+            self.orphans
+                .entry(session)
+                .or_default()
+                .extend(kept.map(|p| Pending { orphaned: true, ..p }));
+        }
+    }
+
+    /// Completes an orphaned request of a session with no connection here.
+    pub(super) fn complete_orphan(&mut self, session: SessionId, xid: i64) {
+        if let Some(q) = self.orphans.get_mut(&session) {
+            if let Some(i) = q.iter().position(|p| p.xid == xid) {
+                q.remove(i);
+            }
+            if q.is_empty() {
+                self.orphans.remove(&session);
             }
         }
     }
@@ -151,6 +179,7 @@ impl ServerCore {
                     xid,
                     request: request.clone(),
                     stage: stage.clone(),
+                    orphaned: false,
                 });
                 match stage {
                     Stage::AwaitCommit => {

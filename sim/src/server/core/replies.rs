@@ -22,7 +22,16 @@ impl ServerCore {
                 if old != conn {
                     // The session moved to this connection: the old one is stale.
                     self.out.close.push(old);
-                    self.conns.remove(&old);
+                    if let Some(o) = self.conns.remove(&old) {
+                        self.orphan_in_flight(session, o);
+                    }
+                }
+            }
+            // What earlier connections left in flight answers first.
+            if let Some(orphans) = self.orphans.remove(&session) {
+                let c = self.conns.get_mut(&conn).expect("present");
+                for p in orphans.into_iter().rev() {
+                    c.queue.push_front(p);
                 }
             }
             self.out.clients.push((
@@ -60,6 +69,7 @@ impl ServerCore {
 
     pub(super) fn sync_done(&mut self, session: SessionId, xid: i64) {
         let Some(&conn) = self.session_conn.get(&session) else {
+            self.complete_orphan(session, xid);
             return;
         };
         let zxid = self.tree.last_zxid();
@@ -89,7 +99,7 @@ impl ServerCore {
                 Stage::Done {
                     response: Response::Error(ZkError::SessionMoved),
                     ..
-                } => {
+                } if !head.orphaned => {
                     self.close_conn(conn);
                     return;
                 }
@@ -98,6 +108,9 @@ impl ServerCore {
             };
             let c = self.conns.get_mut(&conn).expect("present");
             let head = c.queue.pop_front().expect("present");
+            if head.orphaned {
+                continue; // its connection is gone
+            }
             self.out.clients.push((
                 conn,
                 ToClient::Reply {
