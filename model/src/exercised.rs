@@ -41,6 +41,8 @@ crate::words! {
         RevokeHonoured = "revoke-honoured",
         RevokeRequested = "revoke-requested",
         RecipeDirDeleted = "recipe-dir-deleted",
+        /// An at-least-once consumer found its claim lost before completing.
+        QueueClaimLost = "queue.claim-lost",
     }
 }
 

@@ -8,9 +8,10 @@
 use futures::FutureExt;
 use zkdst_recipes::lock::Lock;
 use zkdst_recipes::planted::{
-    AdoptAnySession, BlindCreate, BlindItemCreate, DuplicateProcessingQueue, ExistsIsAnothers, ForgetWatchOnDisconnect,
-    IgnoreSuspension, LockingQueueRace, LostItemQueue, NoAbdication, NoOrphanCleanup, OneDelete, PlainDelete,
-    PredecessorGoneIsMyTurn, ResetOnWake, RetryAmbiguousSet, UnfencedLock, WatchTheHolder,
+    AdoptAnySession, BlindCreate, BlindItemCreate, ClaimNameCompleteQueue, ClaimNameFate, DuplicateProcessingQueue,
+    ExistsIsAnothers, ForgetWatchOnDisconnect, IgnoreSuspension, LockingQueueRace, LostItemQueue, NoAbdication,
+    NoOrphanCleanup, OneDelete, PlainDelete, PredecessorGoneIsMyTurn, ResetOnWake, RetryAmbiguousSet, UnfencedLock,
+    WatchTheHolder,
 };
 use zkdst_recipes::semaphore::Semaphore;
 use zkdst_recipes::{counter, election, lock, membership, queue};
@@ -137,6 +138,17 @@ pub static RECIPES: &[Entry] = &[
         checkers: &["queue", "liveness"],
         dirs: &[Q],
         planted: &[
+            Planted {
+                consumer: Some(Consumer::AtLeastOnce),
+                ..planted(
+                    Variant::ClaimNameCompleteQueue,
+                    "completion fate from a reusable name",
+                    |e| {
+                        let claim = |c| ClaimNameCompleteQueue::with_steps(c, Q, ClaimNameFate);
+                        w::queue::client(e, false, queue::Exact, TAKE, claim).boxed()
+                    },
+                )
+            },
             Planted {
                 consumer: Some(Consumer::AtLeastOnce),
                 ..planted(Variant::LockingQueueRace, "locking-queue race", |e| {

@@ -26,6 +26,7 @@ zkdst_model::words! {
         HerdLock = "HerdLock",
         NoAbdicationElection = "NoAbdicationElection",
         PredecessorGoneElection = "PredecessorGoneElection",
+        ClaimNameCompleteQueue = "ClaimNameCompleteQueue",
     }
 }
 

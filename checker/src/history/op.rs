@@ -117,6 +117,13 @@ pub enum Op {
     Dequeue {
         queue: String,
     },
+    /// An at-least-once consumer finishing `item` it claimed: Ok means the
+    /// item is gone for good; a definite failure (`fail`) means the claim
+    /// was lost and the item stays for another consumer.
+    Complete {
+        queue: String,
+        item: String,
+    },
     /// Stand for election; returns `Value::Token` (the leader's epoch/token)
     /// once elected.
     Campaign {

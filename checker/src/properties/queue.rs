@@ -3,6 +3,12 @@
 //! enqueued (an ambiguous enqueue may be delivered, at most once under
 //! exactly-once); FIFO where promised; priority order for priority queues.
 //!
+//! At-least-once consumers also record `Complete`: after one returned Ok
+//! the item is never handed out again, and once the queue drained every
+//! delivered item has a complete that returned Ok (or may have: unknown),
+//! since only a complete removes an item. A complete that failed
+//! definitely (the claim was lost) leaves the item for another consumer.
+//!
 //! Loss is decided only when the queue is known to be drained: the
 //! scenario says so (`drained`), or a dequeue found it empty after the
 //! item's enqueue completed. Each unknown (Info) dequeue may have consumed
@@ -24,6 +30,7 @@ pub const NAME: &str = "queue";
 struct Q<'a> {
     enqueues: BTreeMap<&'a str, Vec<&'a Operation>>,
     deliveries: BTreeMap<&'a str, Vec<&'a Operation>>,
+    completes: BTreeMap<&'a str, Vec<&'a Operation>>,
     empty_dequeues: Vec<&'a Operation>,
     unknown_dequeues: usize,
     priority: BTreeMap<&'a str, i64>,
@@ -49,6 +56,7 @@ pub fn check_ops(_h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         qs.entry(name).or_insert_with(|| Q {
             enqueues: BTreeMap::new(),
             deliveries: BTreeMap::new(),
+            completes: BTreeMap::new(),
             empty_dequeues: vec![],
             unknown_dequeues: 0,
             priority: BTreeMap::new(),
@@ -76,6 +84,12 @@ pub fn check_ops(_h: &History, ops: &[Operation], p: &Params) -> CheckResult {
                     None => {}
                 }
             }
+            Op::Complete { queue, item } => {
+                q(&mut queues, queue.as_str());
+                if let Some(e) = queues.get_mut(queue.as_str()) {
+                    e.completes.entry(item).or_default().push(o);
+                }
+            }
             _ => {}
         }
     }
@@ -86,6 +100,9 @@ pub fn check_ops(_h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         check_deliveries(name, q, p, &mut r);
         check_loss(name, q, p, &mut r);
         check_order(name, q, p, &mut r);
+        if p.delivery == Delivery::AtLeastOnce {
+            check_completion(name, q, p, &mut r);
+        }
     }
     r.figure("acknowledged_enqueues", acked as f64);
     r.figure("deliveries", delivered as f64);
@@ -140,6 +157,57 @@ fn check_deliveries(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
                     .clients([d.client, e.client]),
                 );
             }
+        }
+    }
+}
+
+/// At-least-once completion: a completed item is not handed out again;
+/// once drained, every delivered item was completed (or may have been).
+/// Judged only for a queue whose consumers record completes.
+fn check_completion(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
+    if q.completes.is_empty() {
+        return;
+    }
+    for (item, ds) in &q.deliveries {
+        let cs = q.completes.get(item).map(Vec::as_slice).unwrap_or(&[]);
+        if let Some(c) = cs.iter().filter(|c| succeeded(c)).min_by_key(|c| c.completed) {
+            let done = c.completed.unwrap_or(c.invoked);
+            for d in ds.iter().filter(|d| d.invoked > done) {
+                r.violation(
+                    Violation::new(
+                        ViolationKind::RedeliveredAfterComplete,
+                        format!(
+                            "queue {name}: {} returned {item:?} after {} had completed it",
+                            describe(d),
+                            describe(c)
+                        ),
+                    )
+                    .ops([c.id, d.id])
+                    .clients([c.client, d.client]),
+                );
+            }
+        }
+        let acked = q.enqueues.get(item).is_some_and(|es| es.iter().any(|e| succeeded(e)));
+        if p.drained && acked && !cs.iter().any(|c| c.may_have_happened()) {
+            r.violation(
+                Violation::new(
+                    ViolationKind::NeverCompleted,
+                    format!(
+                        "queue {name}: {item:?} was delivered ({}) but no complete of it returned Ok or an unknown outcome{}",
+                        ds.iter().map(|d| describe(d)).collect::<Vec<_>>().join("; "),
+                        if cs.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                " ({})",
+                                cs.iter().map(|c| describe(c)).collect::<Vec<_>>().join("; ")
+                            )
+                        }
+                    ),
+                )
+                .ops(ds.iter().chain(cs.iter()).map(|o| o.id))
+                .clients(ds.iter().map(|d| d.client)),
+            );
         }
     }
 }
@@ -267,6 +335,64 @@ mod tests {
         Value::Item {
             item: i.map(String::from),
         }
+    }
+
+    fn complete(i: &str) -> Op {
+        Op::Complete {
+            queue: "q".into(),
+            item: i.into(),
+        }
+    }
+
+    fn at_least_once() -> Params {
+        Params {
+            delivery: Delivery::AtLeastOnce,
+            fifo: false,
+            drained: true,
+            ..Params::default()
+        }
+    }
+
+    #[test]
+    fn a_completed_item_is_not_handed_out_again() {
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, enq("a"), Value::Unit);
+        b.ok(2, 3, 2, deq(), item(Some("a")));
+        // A second claim before the complete is allowed (at least once).
+        b.ok(3, 4, 3, deq(), item(Some("a")));
+        b.ok(4, 5, 2, complete("a"), Value::Unit);
+        assert_eq!(check(&b.clone_build(), &at_least_once()).verdict, Verdict::Pass);
+        b.ok(6, 7, 3, deq(), item(Some("a")));
+        let r = check(&b.build(), &at_least_once());
+        assert_eq!(r.kinds(), vec!["redelivered-after-complete"], "{r:#?}");
+    }
+
+    #[test]
+    fn a_drained_queue_accounts_for_every_delivered_item() {
+        // Delivered, then a complete that says "not removed, the claim was
+        // lost" and no one else completed it: yet the queue drained.
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, enq("a"), Value::Unit);
+        b.ok(2, 3, 2, deq(), item(Some("a")));
+        b.fail(4, 5, 2, complete("a"));
+        let r = check(&b.clone_build(), &at_least_once());
+        assert_eq!(r.kinds(), vec!["never-completed"], "{r:#?}");
+        // Not judged unless the queue is known drained.
+        let not_drained = Params {
+            drained: false,
+            ..at_least_once()
+        };
+        assert_eq!(check(&b.clone_build(), &not_drained).verdict, Verdict::Pass);
+        // Redelivered and completed by another consumer: accounted for; so
+        // is a complete whose outcome is unknown.
+        b.ok(6, 7, 3, deq(), item(Some("a")));
+        b.info(8, 9, 3, complete("a"));
+        assert_eq!(check(&b.build(), &at_least_once()).verdict, Verdict::Pass);
+        // A history without completes (older workloads) is not judged.
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, enq("a"), Value::Unit);
+        b.ok(2, 3, 2, deq(), item(Some("a")));
+        assert_eq!(check(&b.build(), &at_least_once()).verdict, Verdict::Pass);
     }
 
     #[test]

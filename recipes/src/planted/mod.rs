@@ -38,6 +38,7 @@
 //! | [`HerdLock`] | herd effect (every waiter watches the holder) | the recipes page's simple lock |
 //! | [`NoAbdicationElection`] | suspended ignored, by a leader | Curator TN10, kazoo `Election.run` |
 //! | [`PredecessorGoneElection`] | predecessor gone taken for leadership | the ZooKeeper recipe's warning |
+//! | [`ClaimNameCompleteQueue`] | completion fate read from a reusable name | zkdst's own queue, found by `never-completed` |
 
 mod counter;
 mod election;
@@ -72,6 +73,6 @@ pub use lock::{
 };
 pub use membership::{IgnoreSuspension, SuspendedIgnoredMember};
 pub use queue::{
-    BlindItemCreate, DuplicateItemQueue, DuplicateProcessingQueue, ExistsIsAnothers, LockingQueueRace, LostItemQueue,
-    PlainDelete,
+    BlindItemCreate, ClaimNameCompleteQueue, ClaimNameFate, DuplicateItemQueue, DuplicateProcessingQueue,
+    ExistsIsAnothers, LockingQueueRace, LostItemQueue, PlainDelete,
 };

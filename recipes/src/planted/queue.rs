@@ -10,7 +10,7 @@ use crate::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, ItemName, Layout, Qu
 use crate::runtime::Runtime;
 
 use super::back_off_blindly;
-use crate::zk::path::join;
+use crate::zk::path::{join, parent};
 use crate::zk::{CreateMode, ZkClient, ZkError, ANY_VERSION};
 
 /// Lost item (kazoo `Queue.get`, "not reliable"; Curator
@@ -43,6 +43,17 @@ pub type DuplicateProcessingQueue<C, R> = AtLeastOnceConsumer<C, R>;
 /// consumers stall with items left.
 pub type LockingQueueRace<C, R> = AtLeastOnceConsumer<C, R, ExistsIsAnothers>;
 
+/// Completion judged by the claim's name — zkdst's own at-least-once
+/// queue until its `never-completed` check found it (queue-at-least-once
+/// seeds 9 and 191): after ConnectionLoss on the completing multi (delete
+/// claim and item), "our claim is gone" was read as "applied" and "a claim
+/// of that name exists" as "not applied"; but a consumer that listed the
+/// item before our delete may create a claim of the same name after it,
+/// and the retried multi's NoNode then says "claim lost, the item stays"
+/// of an item that is gone. And a session lost while looking was reported
+/// as SessionLost, the same false promise.
+pub type ClaimNameCompleteQueue<C, R> = AtLeastOnceConsumer<C, R, ClaimNameFate>;
+
 /// Retries an ambiguous `op` blindly (see `back_off_blindly`) and returns
 /// its first unambiguous outcome, or the last ambiguous one after 20 tries.
 async fn retry_blindly<C, R, T, F, Fut>(ctx: &Ctx<C, R>, op: F) -> Result<T, ZkError>
@@ -71,6 +82,10 @@ pub struct BlindItemCreate;
 /// another consumer's take.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PlainDelete;
+
+/// The completing multi's fate read from the claim's name.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClaimNameFate;
 
 /// The claim's create, retried blindly; a NodeExists is taken for another
 /// consumer's claim.
@@ -128,5 +143,20 @@ impl Steps for ExistsIsAnothers {
                 Err(e) => return Err(RecipeError::from_zk(e)),
             }
         }
+    }
+}
+
+impl Steps for ClaimNameFate {
+    async fn complete_fate<C: ZkClient, R: Runtime>(
+        &self,
+        ctx: &Ctx<C, R>,
+        claim_path: &str,
+        _item_path: &str,
+    ) -> RecipeResult<bool> {
+        // BUG: a claim of that name may be another consumer's, created
+        // after our multi deleted ours; and `?` turns a session lost while
+        // looking into SessionLost for a multi that may have been applied.
+        ctx.retry(|| ctx.client().sync(parent(claim_path))).await?;
+        Ok(ctx.retry(|| ctx.client().exists(claim_path)).await?.is_none())
     }
 }

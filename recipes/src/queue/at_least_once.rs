@@ -41,8 +41,9 @@ pub struct AtLeastOnceConsumer<C, R, S = Exact> {
 
 /// An item claimed by this consumer. Dropping it without
 /// [`Claimed::complete`] gives the item back (its claim is deleted).
-pub struct Claimed<C: ZkClient, R: Runtime> {
+pub struct Claimed<C: ZkClient, R: Runtime, S: Steps = Exact> {
     ctx: Ctx<C, R>,
+    steps: S,
     item: QueueItem,
     item_path: String,
     claim_path: String,
@@ -67,7 +68,7 @@ impl<C: ZkClient, R: Runtime, S: Steps> AtLeastOnceConsumer<C, R, S> {
     }
 
     /// Claims the first unclaimed item, or `None` if there is none.
-    pub async fn try_claim(&self) -> RecipeResult<Option<Claimed<C, R>>> {
+    pub async fn try_claim(&self) -> RecipeResult<Option<Claimed<C, R, S>>> {
         let ctx = &self.ctx;
         let items = match ctx.retry(|| ctx.client().get_children(&self.layout.items)).await {
             Ok((c, _)) => c,
@@ -79,7 +80,7 @@ impl<C: ZkClient, R: Runtime, S: Steps> AtLeastOnceConsumer<C, R, S> {
     }
 
     /// Waits for an unclaimed item and claims it.
-    pub async fn claim(&self) -> RecipeResult<Claimed<C, R>> {
+    pub async fn claim(&self) -> RecipeResult<Claimed<C, R, S>> {
         let ctx = &self.ctx;
         let mut states = ctx.client().state_watch();
         loop {
@@ -116,7 +117,7 @@ impl<C: ZkClient, R: Runtime, S: Steps> AtLeastOnceConsumer<C, R, S> {
     }
 
     /// Like [`Self::claim`], giving up after `limit` (`Ok(None)`).
-    pub async fn claim_for(&self, limit: Duration) -> RecipeResult<Option<Claimed<C, R>>> {
+    pub async fn claim_for(&self, limit: Duration) -> RecipeResult<Option<Claimed<C, R, S>>> {
         with_timeout(&self.ctx, limit, self.claim()).await
     }
 
@@ -145,7 +146,7 @@ impl<C: ZkClient, R: Runtime, S: Steps> AtLeastOnceConsumer<C, R, S> {
         }
     }
 
-    async fn claim_first(&self, items: &[String], claims: &[String]) -> RecipeResult<Option<Claimed<C, R>>> {
+    async fn claim_first(&self, items: &[String], claims: &[String]) -> RecipeResult<Option<Claimed<C, R, S>>> {
         for item in ItemName::parse_sorted(items) {
             if claims.binary_search(&item.name).is_ok() {
                 continue;
@@ -157,7 +158,7 @@ impl<C: ZkClient, R: Runtime, S: Steps> AtLeastOnceConsumer<C, R, S> {
         Ok(None)
     }
 
-    async fn claim_one(&self, item: ItemName) -> RecipeResult<Option<Claimed<C, R>>> {
+    async fn claim_one(&self, item: ItemName) -> RecipeResult<Option<Claimed<C, R, S>>> {
         let ctx = &self.ctx;
         let states = ctx.client().state_watch();
         let claim_path = join(&self.layout.claims, &item.name);
@@ -167,6 +168,7 @@ impl<C: ZkClient, R: Runtime, S: Steps> AtLeastOnceConsumer<C, R, S> {
         let item_path = join(&self.layout.items, &item.name);
         match ctx.retry(|| ctx.client().get_data(&item_path)).await {
             Ok((data, stat)) => Ok(Some(Claimed {
+                steps: self.steps.clone(),
                 hold: Hold::spawn(ctx, &claim_path, states, None),
                 ctx: ctx.clone(),
                 item: QueueItem {
@@ -192,6 +194,30 @@ impl<C: ZkClient, R: Runtime, S: Steps> AtLeastOnceConsumer<C, R, S> {
             }
         }
     }
+}
+
+/// The correct [`Steps::complete_fate`]. The multi deletes the item with
+/// our claim: the item still there means it was not applied (send it
+/// again); gone means it was, or another claimant completed the item after
+/// our claim was lost — gone for good either way. (Not our claim's
+/// absence: a consumer that listed the item before our delete may create a
+/// claim of the same name after it.) If the session ends, or retries run
+/// out, before we can look, the multi may have been applied: Ambiguous,
+/// never "session lost, the item stays".
+pub(crate) async fn complete_fate<C: ZkClient, R: Runtime>(
+    ctx: &Ctx<C, R>,
+    claim_path: &str,
+    item_path: &str,
+) -> RecipeResult<bool> {
+    let item_gone = async {
+        ctx.retry(|| ctx.client().sync(parent(item_path))).await?;
+        Ok::<_, RecipeError>(ctx.retry(|| ctx.client().exists(item_path)).await?.is_none())
+    };
+    item_gone.await.map_err(|e| {
+        RecipeError::Ambiguous(format!(
+            "completing {claim_path}: the multi's reply was lost and its fate could not be read ({e})"
+        ))
+    })
 }
 
 /// The correct [`Steps::claim`]: creates our claim; false if another live
@@ -224,7 +250,7 @@ pub(crate) async fn create_claim<C: ZkClient, R: Runtime>(
     }
 }
 
-impl<C: ZkClient, R: Runtime> Claimed<C, R> {
+impl<C: ZkClient, R: Runtime, S: Steps> Claimed<C, R, S> {
     pub fn item(&self) -> &QueueItem {
         &self.item
     }
@@ -248,7 +274,8 @@ impl<C: ZkClient, R: Runtime> Claimed<C, R> {
     /// Removes the item (and our claim) for good.
     ///
     /// `Err(SessionLost)` / `Err(NodeGone)`: our claim is gone and the item
-    /// will be (or was) redelivered.
+    /// will be (or was) redelivered. `Err(Ambiguous)`: the removal may have
+    /// happened (a reply lost, then the session too).
     pub async fn complete(mut self) -> RecipeResult<()> {
         self.done = true;
         let ctx = self.ctx.clone();
@@ -286,11 +313,10 @@ impl<C: ZkClient, R: Runtime> Claimed<C, R> {
                 Err(e) if e.error.is_ambiguous() => {
                     ctx.runtime().sleep(policy.delay(attempt)).await;
                     attempt = attempt.saturating_add(1);
-                    // While our session lives only we delete our claim: its
-                    // absence means our multi was applied.
-                    ctx.retry(|| ctx.client().sync(parent(&self.claim_path))).await?;
-                    if ctx.retry(|| ctx.client().exists(&self.claim_path)).await?.is_none() {
-                        return Ok(());
+                    match self.steps.complete_fate(&ctx, &self.claim_path, &self.item_path).await {
+                        Ok(true) => return Ok(()),
+                        Ok(false) => {}
+                        Err(e) => return Err(e),
                     }
                 }
                 Err(e) => return Err(RecipeError::from_zk(e.error)),
@@ -305,7 +331,7 @@ impl<C: ZkClient, R: Runtime> Claimed<C, R> {
     }
 }
 
-impl<C: ZkClient, R: Runtime> Drop for Claimed<C, R> {
+impl<C: ZkClient, R: Runtime, S: Steps> Drop for Claimed<C, R, S> {
     fn drop(&mut self) {
         if !self.done && !self.ctx.session_lost() {
             spawn_delete_own(&self.ctx, &self.claim_path);

@@ -54,6 +54,19 @@ pub trait Steps: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = RecipeResult<bool>> + Send {
         at_least_once::create_claim(ctx, layout, path)
     }
+
+    /// After ConnectionLoss on the multi that completes a claimed item
+    /// (delete our claim and the item): `Ok(true)` if it was applied,
+    /// `Ok(false)` if not (safe to send again), `Err(Ambiguous)` if that
+    /// cannot be read.
+    fn complete_fate<C: ZkClient, R: Runtime>(
+        &self,
+        ctx: &Ctx<C, R>,
+        claim_path: &str,
+        item_path: &str,
+    ) -> impl Future<Output = RecipeResult<bool>> + Send {
+        at_least_once::complete_fate(ctx, claim_path, item_path)
+    }
 }
 
 /// The correct steps.

@@ -30,6 +30,9 @@ pub trait Taken: Send + 'static {
     /// Still in the queue until completed (a claim), so processing it is
     /// worth simulating even while the queue drains.
     fn claimed(&self) -> bool;
+    /// The claim is gone (its session ended, or its node was deleted):
+    /// another consumer may be processing the item.
+    fn lost(&self) -> bool;
     fn complete(self) -> impl Future<Output = RecipeResult<()>> + Send;
 }
 
@@ -41,7 +44,7 @@ impl<S: Steps> Consume for AtMostOnceConsumer<AnyClient, R, S> {
 }
 
 impl<S: Steps> Consume for AtLeastOnceConsumer<AnyClient, R, S> {
-    type Taken = Claimed<AnyClient, R>;
+    type Taken = Claimed<AnyClient, R, S>;
     async fn try_take(&self) -> RecipeResult<Option<Self::Taken>> {
         AtLeastOnceConsumer::try_claim(self).await
     }
@@ -55,17 +58,23 @@ impl Taken for QueueItem {
     fn claimed(&self) -> bool {
         false
     }
+    fn lost(&self) -> bool {
+        false
+    }
     async fn complete(self) -> RecipeResult<()> {
         Ok(())
     }
 }
 
-impl Taken for Claimed<AnyClient, R> {
+impl<S: Steps> Taken for Claimed<AnyClient, R, S> {
     fn item(&self) -> &QueueItem {
         Claimed::item(self)
     }
     fn claimed(&self) -> bool {
         true
+    }
+    fn lost(&self) -> bool {
+        self.is_lost()
     }
     async fn complete(self) -> RecipeResult<()> {
         Claimed::complete(self).await

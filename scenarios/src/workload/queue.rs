@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
+use zkdst_model::Situation;
 use zkdst_recipes::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, Queue, QueueItem, Steps};
+use zkdst_recipes::RecipeError;
 use zkdst_sim::client::AnyClient;
 use zkdst_sim::runtime::SimRuntime;
 
@@ -102,6 +104,24 @@ fn item_value(i: &QueueItem) -> Value {
     }
 }
 
+/// Finishes a claimed item as an application does: not if the claim is
+/// known lost (another consumer may have it), else `complete`, recorded —
+/// Ok: gone for good; SessionLost / NodeGone: definitely not removed (the
+/// claim was lost); anything else: unknown.
+async fn complete<T: Taken>(env: &mut Env, zk: &AnyClient, t: T) {
+    if t.lost() {
+        env.exercised(Situation::QueueClaimLost);
+        return;
+    }
+    let item = String::from_utf8_lossy(&t.item().data).into_owned();
+    let id = env.invoke(Some(zk), Op::Complete { queue: Q.into(), item });
+    match t.complete().await {
+        Ok(()) => env.ok(id, Value::Unit),
+        Err(e @ (RecipeError::SessionLost | RecipeError::NodeGone(_))) => env.fail(id, &e.to_string()),
+        Err(e) => env.err(id, &e),
+    }
+}
+
 async fn consume<T: Consume>(mut env: Env, make: MakeConsumer<T>, none: &str) {
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
@@ -131,7 +151,9 @@ async fn consume<T: Consume>(mut env: Env, make: MakeConsumer<T>, none: &str) {
                 if running || t.claimed() {
                     env.hold().await;
                 }
-                let _ = t.complete().await;
+                if t.claimed() {
+                    complete(&mut env, &zk, t).await;
+                }
             }
             Ok(None) => env.fail(id, none),
             Err(e) => env.err(id, &e),
