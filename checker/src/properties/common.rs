@@ -35,6 +35,14 @@ pub fn ok_value(o: &Operation) -> Option<&Value> {
     }
 }
 
+/// The error an op failed with (definitely or maybe), as recorded.
+pub fn error_text(o: &Operation) -> Option<&str> {
+    match &o.outcome {
+        Some(Outcome::Info { error }) | Some(Outcome::Fail { error }) => Some(error),
+        _ => None,
+    }
+}
+
 /// True when the op definitely succeeded: Ok, and not an error reply or a
 /// `false` answer (e.g. a try-lock that did not get the lock).
 pub fn succeeded(o: &Operation) -> bool {

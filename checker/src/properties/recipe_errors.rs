@@ -14,9 +14,9 @@
 //! scenarios test pins the two together). Runs on every seed, beside
 //! `progress` and `session-lost`.
 
-use crate::history::{History, Operation, Outcome};
+use crate::history::{History, Operation};
 
-use super::common::{describe, with_operations};
+use super::common::{describe, error_text, with_operations};
 use super::progress::is_recipe_op;
 use super::result::{ms, CheckResult, Violation};
 use super::{Params, ViolationKind};
@@ -28,14 +28,7 @@ pub const BAD_DATA_PREFIX: &str = "bad data at ";
 pub const INVALID_ARGUMENT_PREFIX: &str = "invalid argument: ";
 
 fn self_contradicting(o: &Operation) -> Option<&str> {
-    match &o.outcome {
-        Some(Outcome::Info { error }) | Some(Outcome::Fail { error })
-            if error.starts_with(BAD_DATA_PREFIX) || error.starts_with(INVALID_ARGUMENT_PREFIX) =>
-        {
-            Some(error)
-        }
-        _ => None,
-    }
+    error_text(o).filter(|e| e.starts_with(BAD_DATA_PREFIX) || e.starts_with(INVALID_ARGUMENT_PREFIX))
 }
 
 pub fn check(h: &History, p: &Params) -> CheckResult {
@@ -70,7 +63,7 @@ pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::Op;
+    use crate::history::{Op, Outcome};
     use crate::properties::testkit::Builder;
 
     fn vote() -> Op {

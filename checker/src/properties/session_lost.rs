@@ -12,9 +12,9 @@
 //! Judged on recipe operations only (raw ZooKeeper calls report ZooKeeper's
 //! own errors). Runs on every seed, beside `progress`.
 
-use crate::history::{History, Operation, Outcome};
+use crate::history::{History, Operation};
 
-use super::common::{describe, with_operations};
+use super::common::{describe, error_text, with_operations};
 use super::progress::is_recipe_op;
 use super::result::{ms, CheckResult, Violation};
 use super::sessions::SessionIndex;
@@ -28,10 +28,7 @@ pub const NAME: &str = "session-lost";
 pub const ERROR_PREFIX: &str = "session lost";
 
 fn claims_session_lost(o: &Operation) -> bool {
-    match &o.outcome {
-        Some(Outcome::Info { error }) | Some(Outcome::Fail { error }) => error.starts_with(ERROR_PREFIX),
-        _ => false,
-    }
+    error_text(o).is_some_and(|e| e.starts_with(ERROR_PREFIX))
 }
 
 pub fn check(h: &History, p: &Params) -> CheckResult {
@@ -73,7 +70,7 @@ pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{Op, SessionState, TxnRecord};
+    use crate::history::{Op, Outcome, SessionState, TxnRecord};
     use crate::properties::testkit::Builder;
 
     fn wait() -> Op {
