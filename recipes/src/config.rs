@@ -162,8 +162,9 @@ impl<C: ZkClient, R: Runtime> Reader<C, R> {
 /// (`BadVersion` otherwise); without, unconditionally. Creates the node if
 /// absent. Returns the new Stat.
 ///
-/// ConnectionLoss on a conditional write is resolved by re-reading: the
-/// version unchanged means not applied (retried); our bytes at the next
+/// ConnectionLoss on a conditional write is resolved by re-reading (and so is
+/// any error of a retry after it: the first attempt may have landed since):
+/// the version unchanged means not applied (retried); our bytes at the next
 /// version mean applied (identical bytes written by someone else at that
 /// version are indistinguishable, and equivalent for a value); other bytes
 /// there mean `BadVersion`; a version further ahead is `Ambiguous`.
@@ -195,14 +196,30 @@ pub async fn publish<C: ZkClient, R: Runtime>(
     };
     let policy = ctx.retry_policy();
     let mut attempt = 0u32;
+    // Once an attempt may have been applied, a retry's BadVersion (or any
+    // error) may be that attempt's doing: it is resolved by re-reading too.
+    let mut unsure = false;
     loop {
         match ctx.client().set_data(path, data, v).await {
             Ok(s) => return Ok(s),
-            Err(e) if e.is_ambiguous() => {
+            Err(e) if unsure || e.is_ambiguous() => {
+                unsure = true;
                 ctx.runtime().sleep(policy.delay(attempt)).await;
                 attempt = attempt.saturating_add(1);
-                ctx.retry(|| ctx.client().sync(parent(path))).await?;
-                let (now, stat) = ctx.retry(|| ctx.client().get_data(path)).await?;
+                // The write may have been applied: a failed re-read leaves
+                // it unknown, which only Ambiguous says.
+                let reread = async {
+                    ctx.retry(|| ctx.client().sync(parent(path))).await?;
+                    ctx.retry(|| ctx.client().get_data(path)).await
+                };
+                let (now, stat) = match reread.await {
+                    Ok(r) => r,
+                    Err(e) => {
+                        return Err(RecipeError::Ambiguous(format!(
+                            "publish to {path}: {e} while resolving a lost reply"
+                        )))
+                    }
+                };
                 if stat.version == v {
                     continue; // not applied: the same conditional write is safe
                 }

@@ -192,9 +192,15 @@ pub enum Op {
     Members {
         group: String,
     },
+    /// Publishes `value` (unique per set); with `expected_version`, only
+    /// over that version of the key (a conditional set). A conditional set
+    /// returns the version it wrote as `Value::Versioned`, and fails (a
+    /// definite `Fail`) only if it was not applied.
     ConfigSet {
         key: String,
         value: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expected_version: Option<i64>,
     },
     /// Returns the value seen as `Value::Item` with its version in `Value::Versioned`.
     ConfigGet {

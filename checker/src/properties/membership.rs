@@ -8,7 +8,8 @@
 //!
 //! `config`: a client's `ConfigGet` versions never decrease; one version has
 //! one value; the last reads after the heal and after every set agree, on a
-//! value some set may have written last.
+//! value some set may have written last; a conditional set keeps its word
+//! ([`super::conditional_set`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -274,6 +275,7 @@ pub fn check_config_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResu
             }
         }
     }
+    super::conditional_set::check(h, ops, &mut r);
     r
 }
 
@@ -336,6 +338,7 @@ mod tests {
             Op::ConfigSet {
                 key: "k".into(),
                 value: "x".into(),
+                expected_version: None,
             },
             Value::Unit,
         );
@@ -346,6 +349,7 @@ mod tests {
             Op::ConfigSet {
                 key: "k".into(),
                 value: "y".into(),
+                expected_version: None,
             },
             Value::Unit,
         );
@@ -383,6 +387,7 @@ mod tests {
         let set = Op::ConfigSet {
             key: "k".into(),
             value: "x".into(),
+            expected_version: None,
         };
         let mut b = Builder::new();
         b.ok(0, 1, 1, set, Value::Unit);
@@ -402,6 +407,7 @@ mod tests {
         let set = |v: &str| Op::ConfigSet {
             key: "k".into(),
             value: v.into(),
+            expected_version: None,
         };
         let mut b = Builder::new();
         b.ok(0, 1, 1, set("x"), Value::Unit);

@@ -17,6 +17,7 @@ pub use result::{ms, CheckResult, Verdict, Violation, MAX_LISTED_VIOLATIONS};
 
 pub mod barrier;
 mod common;
+mod conditional_set;
 pub mod counter;
 pub mod election;
 pub mod fencing;

@@ -1,15 +1,24 @@
-//! Two-phase commit: all sites decide alike, and a transaction commits only
-//! if every site voted commit (a site whose "no" vote may have been sent, or
-//! that never voted yes, vetoes it). The coordinator's own decision is
-//! recorded as the `Decide` of the non-voting site [`COORDINATOR`]: it must
-//! agree with every site's.
+//! Two-phase commit promises:
+//! 1. **agreement**: all sites decide alike. The coordinator's own decision
+//!    is recorded as the `Decide` of the non-voting site [`COORDINATOR`]: it
+//!    must agree with every site's;
+//! 2. **validity**: a transaction commits only if every site voted commit (a
+//!    site whose "no" vote may have been sent, or that never voted yes,
+//!    vetoes it);
+//! 3. **non-triviality**: a transaction whose coordinator started deciding
+//!    after the faults healed, on which every site (meta `tx_sites`) voted
+//!    commit, each vote acknowledged by [`MARGIN_MS`] before the coordinator's
+//!    join timeout (meta `tx_join_timeout_ms`) ran out, and no site voted
+//!    abort, commits. Aborting everything satisfies 1 and 2; this is what
+//!    rules it out. Without the meta it is not judged (a note says so).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::history::{History, Op, Operation, Value};
+use crate::history::{History, Op, Operation, Outcome, Time, Value};
 
 use super::common::{describe, ok_value, with_operations};
-use super::result::{CheckResult, Violation};
+use super::params::{healed_at, NS_PER_MS};
+use super::result::{ms, CheckResult, Violation};
 use super::Params;
 use super::ViolationKind;
 
@@ -19,12 +28,18 @@ pub const NAME: &str = "two-phase-commit";
 /// takes part in the agreement, not in the vote.
 pub const COORDINATOR: &str = "coordinator";
 
+/// How long before the join timeout ran out a commit vote must have been
+/// acknowledged for non-triviality to hold the coordinator to it: its tally
+/// reads the votes, then the clock, so a vote landing just before the
+/// deadline may legitimately be missed.
+pub const MARGIN_MS: u64 = 500;
+
 pub fn check(h: &History, p: &Params) -> CheckResult {
     with_operations(h, NAME, p, check_ops)
 }
 
 /// [`check`] over the history's operations, already paired.
-pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
+pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let mut votes: BTreeMap<&str, Vec<(&Operation, &str, bool)>> = BTreeMap::new();
     let mut decisions: BTreeMap<&str, Vec<(&Operation, bool)>> = BTreeMap::new();
@@ -70,7 +85,7 @@ pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
             let mine: Vec<_> = vs.iter().filter(|(_, s, _)| s == site).collect();
             if let Some((no, _, _)) = mine
                 .iter()
-                .find(|(o, _, c)| !*c && matches!(o.outcome, Some(crate::history::Outcome::Ok { .. })))
+                .find(|(o, _, c)| !*c && matches!(o.outcome, Some(Outcome::Ok { .. })))
             {
                 r.violation(
                     Violation::new(
@@ -100,7 +115,82 @@ pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
         }
     }
     r.figure("transactions_decided", decisions.len() as f64);
+    check_non_triviality(h, ops, p, &mut r);
     r
+}
+
+/// Promise 3: an abort needs a cause.
+fn check_non_triviality(h: &History, ops: &[Operation], p: &Params, r: &mut CheckResult) {
+    let sites = h.meta.get("tx_sites").map(|s| {
+        s.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+    });
+    let join_ms = h
+        .meta
+        .get("tx_join_timeout_ms")
+        .and_then(|t| t.trim().parse::<u64>().ok());
+    let (Some(sites), Some(join_ms)) = (sites, join_ms) else {
+        r.note("no tx_sites / tx_join_timeout_ms in the history's meta: aborts were not judged (non-triviality)");
+        return;
+    };
+    let Some(heal) = healed_at(h, p) else { return };
+    // Per transaction: when the coordinator first started deciding.
+    let mut started: BTreeMap<&str, Time> = BTreeMap::new();
+    for o in ops {
+        if let Op::Decide { txn, site } = &o.op {
+            if site == COORDINATOR {
+                let t = started.entry(txn).or_insert(o.invoked);
+                *t = (*t).min(o.invoked);
+            }
+        }
+    }
+    let mut judged = 0;
+    for (txn, &t0) in &started {
+        if t0 < heal {
+            continue;
+        }
+        let by = t0 + join_ms.saturating_sub(MARGIN_MS) * NS_PER_MS;
+        let of_txn = || {
+            ops.iter()
+                .filter(move |o| matches!(&o.op, Op::Vote { txn: t, .. } | Op::Decide { txn: t, .. } if t == txn))
+        };
+        let vetoed = of_txn().any(|o| matches!(o.op, Op::Vote { commit: false, .. }));
+        let all_yes = sites.iter().all(|s| {
+            of_txn().any(|o| {
+                matches!(&o.op, Op::Vote { site, commit: true, .. } if site == s)
+                    && matches!(o.outcome, Some(Outcome::Ok { .. }))
+                    && o.completed.is_some_and(|c| c <= by)
+            })
+        });
+        if vetoed || !all_yes {
+            continue;
+        }
+        judged += 1;
+        if let Some(a) = of_txn()
+            .find(|o| matches!(ok_value(o), Some(Value::Bool { value: false })) && matches!(o.op, Op::Decide { .. }))
+        {
+            r.violation(
+                Violation::new(
+                    ViolationKind::AbortWithoutCause,
+                    format!(
+                        "transaction {txn}: {} decided abort, yet the coordinator started deciding at {} (after the heal at {}) and every site ({}) voted commit, acknowledged before {} ({} ms join timeout less {MARGIN_MS} ms)",
+                        describe(a),
+                        ms(t0),
+                        ms(heal),
+                        sites.join(", "),
+                        ms(by),
+                        join_ms
+                    ),
+                )
+                .ops([a.id])
+                .clients([a.client])
+                .times([t0, by]),
+            );
+        }
+    }
+    r.figure("transactions_judged_for_commit", judged as f64);
 }
 
 #[cfg(test)]
@@ -142,6 +232,64 @@ mod tests {
         b.ok(2, 3, 2, decide("b"), Value::Bool { value: false });
         let r = check(&b.build(), &Params::default());
         assert_eq!(r.kinds(), vec!["split-decision", "commit-despite-no"]);
+    }
+
+    /// Two sites, a 3 s join timeout; the coordinator starts deciding at 1000 ms.
+    fn after_heal(vote_b_done: u64, b_commits: bool) -> Builder {
+        let mut b = Builder::new();
+        b.h.meta.insert("tx_sites".into(), "a,b".into());
+        b.h.meta.insert("tx_join_timeout_ms".into(), "3000".into());
+        b.fault(500, "heal");
+        b.invoke(1000, 0, decide(COORDINATOR));
+        b.ok(1100, 1200, 1, vote("a", true), Value::Unit);
+        b.ok(1100, vote_b_done, 2, vote("b", b_commits), Value::Unit);
+        b
+    }
+
+    #[test]
+    fn an_abort_every_timely_commit_vote_rules_out_is_flagged() {
+        let mut b = after_heal(1300, true);
+        b.ok(1400, 1500, 1, decide("a"), Value::Bool { value: false });
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["abort-without-cause"], "{r:#?}");
+        assert_eq!(r.figures["transactions_judged_for_commit"], 1.0);
+    }
+
+    #[test]
+    fn an_abort_with_a_cause_passes() {
+        // A "no" vote.
+        let mut b = after_heal(1300, false);
+        b.ok(1400, 1500, 1, decide("a"), Value::Bool { value: false });
+        assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
+        // A vote acknowledged too close to the join deadline (4000 ms).
+        let mut b = after_heal(3700, true);
+        b.ok(1400, 3800, 1, decide("a"), Value::Bool { value: false });
+        assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
+        // A site that never voted.
+        let mut b = Builder::new();
+        b.h.meta.insert("tx_sites".into(), "a,b".into());
+        b.h.meta.insert("tx_join_timeout_ms".into(), "3000".into());
+        b.invoke(1000, 0, decide(COORDINATOR));
+        b.ok(1100, 1200, 1, vote("a", true), Value::Unit);
+        b.ok(1400, 4500, 1, decide("a"), Value::Bool { value: false });
+        assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
+        // A transaction started before the heal.
+        let mut b = after_heal(1300, true);
+        b.fault(2000, "heal");
+        b.ok(2100, 2200, 1, decide("a"), Value::Bool { value: false });
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+        assert_eq!(r.figures["transactions_judged_for_commit"], 0.0);
+    }
+
+    #[test]
+    fn without_the_meta_aborts_are_not_judged() {
+        let mut b = after_heal(1300, true);
+        b.h.meta.clear();
+        b.ok(1400, 1500, 1, decide("a"), Value::Bool { value: false });
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.verdict, Verdict::Pass);
+        assert!(r.notes.iter().any(|n| n.contains("tx_sites")), "{r:#?}");
     }
 
     #[test]

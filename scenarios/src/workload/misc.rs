@@ -171,16 +171,33 @@ pub async fn config(mut env: Env) {
         if env.rng.gen_bool(0.3) {
             n += 1;
             let value = format!("c{}-{n}", env.id);
+            // Half the sets are read-modify-write, as an application updates
+            // a configuration: conditional on the version it watches.
+            let expected = match watched.get() {
+                Some(v) if v.data.is_some() && env.rng.gen_bool(0.5) => Some(v.version),
+                _ => None,
+            };
             let id = env.invoke(
                 Some(&zk),
                 Op::ConfigSet {
                     key: KEY.into(),
                     value: value.clone(),
+                    expected_version: expected.map(i64::from),
                 },
             );
-            match publish(&ctx, KEY, value.as_bytes(), None).await {
-                Ok(_) => env.ok(id, Value::Unit),
-                Err(e) => env.err(id, &e),
+            match (publish(&ctx, KEY, value.as_bytes(), expected).await, expected) {
+                (Ok(_), None) => env.ok(id, Value::Unit),
+                (Ok(stat), Some(_)) => env.ok(
+                    id,
+                    Value::Versioned {
+                        value: Some(value),
+                        version: stat.version as i64,
+                    },
+                ),
+                // A conditional set promises that only Ambiguous may have
+                // been applied; the checker holds it to that.
+                (Err(e @ RecipeError::Ambiguous(_)), Some(_)) | (Err(e), None) => env.err(id, &e),
+                (Err(e), Some(_)) => env.fail(id, &e.to_string()),
             }
         } else {
             get(&mut env, &watched);
@@ -191,7 +208,10 @@ pub async fn config(mut env: Env) {
     get(&mut env, &watched);
 }
 
-/// The coordinator decides `tx` (3 s for the sites to join), recorded;
+/// How long the coordinator waits for the sites to join.
+const JOIN_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The coordinator decides `tx` (`JOIN_TIMEOUT` for the sites to join), recorded;
 /// false if the call failed.
 async fn coordinate(env: &mut Env, zk: &AnyClient, coord: &Coordinator<AnyClient, SimRuntime>, tx: &str) -> bool {
     let id = env.invoke(
@@ -201,7 +221,7 @@ async fn coordinate(env: &mut Env, zk: &AnyClient, coord: &Coordinator<AnyClient
             site: COORDINATOR.to_string(),
         },
     );
-    match coord.decide(Duration::from_secs(3)).await {
+    match coord.decide(JOIN_TIMEOUT).await {
         Ok(d) => {
             env.ok(
                 id,
@@ -222,6 +242,11 @@ pub async fn two_phase(mut env: Env) {
     const ROOT: &str = "/tx";
     let nsites = (env.clients.saturating_sub(1)).clamp(1, 4);
     let sites: Vec<String> = (1..=nsites).map(|i| format!("s{i}")).collect();
+    // What the checker's non-triviality promise needs: every site, and how
+    // long the coordinator waits for them to join.
+    env.rec.set_meta("tx_sites", &sites.join(","));
+    env.rec
+        .set_meta("tx_join_timeout_ms", &JOIN_TIMEOUT.as_millis().to_string());
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
     if env.id == 0 {
