@@ -3,14 +3,18 @@
 //! barrier operation stays pending longer than `liveness_bound_ms`.
 //!
 //! Waiting is excused when it is legitimate: an acquire or campaign while
-//! another client holds the lock / leads; a dequeue while every
+//! another client holds the lock / leads; a semaphore acquire while as many
+//! other clients as there are permits hold a lease; a dequeue while every
 //! acknowledged item was already delivered (the queue may be empty); a
 //! barrier wait on a barrier nobody removed.
+
+use std::collections::BTreeSet;
 
 use crate::history::{History, Op, Operation, Time};
 
 use super::common::{describe, session_end_after, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
+use super::semaphore::permits;
 use super::ViolationKind;
 use super::{end_of_history, healed_at, Params, NS_PER_MS};
 
@@ -20,6 +24,7 @@ fn waits(op: &Op) -> bool {
     matches!(
         op,
         Op::Acquire { .. }
+            | Op::Acquired { .. }
             | Op::Dequeue { .. }
             | Op::Campaign { .. }
             | Op::BarrierWait { .. }
@@ -28,33 +33,43 @@ fn waits(op: &Op) -> bool {
     )
 }
 
-/// Someone other than `o`'s client holds `o`'s lock / leadership at `at`.
-fn held_by_other(h: &History, ops: &[Operation], o: &Operation, at: Time) -> bool {
+/// How many clients other than `o`'s hold `o`'s lock, leadership or a lease
+/// of its semaphore at `at` (acquired, not yet given back, session alive).
+fn held_by_others(h: &History, ops: &[Operation], o: &Operation, at: Time) -> usize {
     let same_target = |x: &Op| match (&o.op, x) {
         (Op::Acquire { lock, .. }, Op::Acquire { lock: l, .. }) => lock == l,
         (Op::Campaign { election }, Op::Campaign { election: e }) => election == e,
+        (Op::Acquired { semaphore }, Op::Acquired { semaphore: s }) => semaphore == s,
         _ => false,
     };
     let gives_up = |x: &Op| match (&o.op, x) {
         (Op::Acquire { lock, .. }, Op::Release { lock: l }) => lock == l,
         (Op::Campaign { election }, Op::Resign { election: e }) => election == e,
+        (Op::Acquired { semaphore }, Op::Returned { semaphore: s }) => semaphore == s,
         _ => false,
     };
-    ops.iter().any(|a| {
-        a.client != o.client
-            && same_target(&a.op)
-            && succeeded(a)
-            && a.completed.is_some_and(|t| t <= at)
-            && !ops.iter().any(|r| {
-                r.client == a.client && gives_up(&r.op) && r.invoked >= a.completed.unwrap_or(0) && r.invoked <= at
-            })
-            && session_end_after(h, a.client, a.session, a.completed.unwrap_or(0)).is_none_or(|e| e > at)
-    })
+    let holders: BTreeSet<_> = ops
+        .iter()
+        .filter(|a| {
+            a.client != o.client
+                && same_target(&a.op)
+                && succeeded(a)
+                && a.completed.is_some_and(|t| t <= at)
+                && !ops.iter().any(|r| {
+                    r.client == a.client && gives_up(&r.op) && r.invoked >= a.completed.unwrap_or(0) && r.invoked <= at
+                })
+                && session_end_after(h, a.client, a.session, a.completed.unwrap_or(0)).is_none_or(|e| e > at)
+        })
+        .map(|a| a.client)
+        .collect();
+    holders.len()
 }
 
-fn excused(h: &History, ops: &[Operation], o: &Operation, at: Time) -> bool {
+fn excused(h: &History, ops: &[Operation], p: &Params, o: &Operation, at: Time) -> bool {
     match &o.op {
-        Op::Acquire { .. } | Op::Campaign { .. } => held_by_other(h, ops, o, at),
+        Op::Acquire { .. } | Op::Campaign { .. } => held_by_others(h, ops, o, at) > 0,
+        // Unknown permits: any other holder excuses the wait.
+        Op::Acquired { .. } => held_by_others(h, ops, o, at) >= permits(h, p).unwrap_or(1) as usize,
         Op::Dequeue { queue } => {
             let acked = ops
                 .iter()
@@ -111,7 +126,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
                 false
             }
         };
-        if !late || excused(h, ops, o, deadline) {
+        if !late || excused(h, ops, p, o, deadline) {
             continue;
         }
         let waited = o.completed.unwrap_or(end).saturating_sub(since);
@@ -190,6 +205,24 @@ mod tests {
             "{}",
             r.violations[0].explanation
         );
+    }
+
+    #[test]
+    fn a_semaphore_acquire_waits_only_while_every_permit_is_held() {
+        let sem = || Op::Acquired { semaphore: "s".into() };
+        let mut b = Builder::new();
+        b.h.meta.insert("permits".into(), "2".into());
+        b.ok(0, 1, 1, sem(), Value::Token { token: 1 });
+        b.fault(4, "partition-halves");
+        b.invoke(5, 3, sem());
+        b.fault(10, "heal");
+        b.note_at(500);
+        // One of two permits held: a permit stays idle while client 3 waits.
+        let r = check(&b.clone_build(), &p());
+        assert_eq!(r.kinds(), vec!["stuck"], "{r:#?}");
+        // Both held: waiting is legitimate.
+        b.ok(2, 3, 2, sem(), Value::Token { token: 2 });
+        assert_eq!(check(&b.build(), &p()).verdict, Verdict::Pass);
     }
 
     #[test]

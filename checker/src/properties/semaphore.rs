@@ -24,7 +24,7 @@ fn succeeded(o: &Operation) -> bool {
 
 /// The semaphore's permits: `params.permits`, else the history's meta
 /// `permits`.
-fn permits(h: &History, p: &Params) -> Option<u32> {
+pub(super) fn permits(h: &History, p: &Params) -> Option<u32> {
     p.permits
         .or_else(|| h.meta.get("permits").and_then(|s| s.trim().parse().ok()))
 }
