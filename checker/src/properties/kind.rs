@@ -93,6 +93,7 @@ kinds! {
     ViewsDiverge = "views-diverge": VIEWS_DIVERGE,
     MemberMissing = "member-missing": VIEWS_DIVERGE,
     MemberLingers = "member-lingers": VIEWS_DIVERGE,
+    JoinedWithoutNode = "joined-without-node": "A member's join was acknowledged (joined() returned) while its member node did not exist at any moment of the join: the recipe reports Joined before its create was applied, or after the node was gone.",
     ConfigWentBack = "config-went-back": "A client's configuration went back in time: it read from a server behind one it had already read from. Keep the highest version seen and ignore older reads.",
     ConfigVersionConflict = "config-version-conflict": CONFIG_VERSION_CONFLICT,
     ConfigNotConverged = "config-not-converged": CONFIG_VERSION_CONFLICT,

@@ -4,7 +4,9 @@
 //! `membership`: the last `Members` view of every client, read after the
 //! heal, must be the same, must hold every member whose `Join` was
 //! acknowledged (not followed by a leave or its session's end), and none
-//! whose `Leave` was acknowledged with no later join.
+//! whose `Leave` was acknowledged with no later join. An acknowledged `Join`
+//! means the member node `{group}/{member}` existed (the commit log says so)
+//! at some moment between its invocation and its completion.
 //!
 //! `config`: a client's `ConfigGet` versions never decrease; one version has
 //! one value; the last reads after the heal and after every set agree, on a
@@ -13,7 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::history::{ClientId, History, Op, Operation, Value};
+use crate::history::{ClientId, Event, History, Op, Operation, Time, TxnRecord, Value};
 
 use super::common::{describe, ok_value, session_end_after, succeeded, with_operations};
 use super::result::{CheckResult, Violation};
@@ -40,6 +42,7 @@ pub fn check_membership_ops(h: &History, ops: &[Operation], p: &Params) -> Check
         }
     }
     for (group, os) in groups {
+        joined_with_node(h, group, &os, &mut r);
         let mut last: BTreeMap<ClientId, (&Operation, BTreeSet<&str>)> = BTreeMap::new();
         for o in os
             .iter()
@@ -135,6 +138,63 @@ pub fn check_membership_ops(h: &History, ops: &[Operation], p: &Params) -> Check
         }
     }
     r
+}
+
+/// Each acknowledged `Join` of `group` saw its member node exist (judged only
+/// with a commit log).
+fn joined_with_node(h: &History, group: &str, os: &[&Operation], r: &mut CheckResult) {
+    if !h.events.iter().any(|e| matches!(e, Event::Commit { .. })) {
+        return;
+    }
+    for j in os.iter().filter(|j| succeeded(j)) {
+        let (Op::Join { member, .. }, Some(done)) = (&j.op, j.completed) else {
+            continue;
+        };
+        let path = format!("{group}/{member}");
+        if !existed_between(h, &path, j.invoked, done) {
+            r.violation(
+                Violation::new(
+                    ViolationKind::JoinedWithoutNode,
+                    format!(
+                        "group {group}: {} acknowledged, but {path} did not exist at any moment of it",
+                        describe(j)
+                    ),
+                )
+                .ops([j.id])
+                .clients([j.client]),
+            );
+        }
+    }
+}
+
+/// Whether `path` existed at some instant of `[from, to]`, by the commit log.
+fn existed_between(h: &History, path: &str, from: Time, to: Time) -> bool {
+    fn visit(t: &TxnRecord, path: &str, exists: &mut bool) {
+        match t {
+            TxnRecord::Create { path: p, .. } if p == path => *exists = true,
+            TxnRecord::Delete { path: p } if p == path => *exists = false,
+            TxnRecord::CloseSession { deleted, .. } if deleted.iter().any(|p| p == path) => *exists = false,
+            TxnRecord::Multi { txns } => txns.iter().for_each(|t| visit(t, path, exists)),
+            _ => {}
+        }
+    }
+    let mut exists = false;
+    for e in &h.events {
+        let t = e.time();
+        if t > to {
+            break;
+        }
+        if t >= from && exists {
+            return true;
+        }
+        if let Event::Commit { txn, .. } = e {
+            visit(txn, path, &mut exists);
+        }
+        if t >= from && exists {
+            return true;
+        }
+    }
+    exists
 }
 
 /// Every client's last read among `reads` (all after the heal) must have
@@ -326,6 +386,42 @@ mod tests {
         b.ok(12, 13, 2, members(), names(&["b"]));
         let r = check_membership(&b.build(), &Params::default());
         assert_eq!(r.kinds(), vec!["views-diverge", "member-missing"], "{r:#?}");
+    }
+
+    #[test]
+    fn a_join_acknowledged_without_its_member_node_is_flagged() {
+        let create = |m: &str| TxnRecord::Create {
+            path: format!("g/{m}"),
+            data: Default::default(),
+            ephemeral_owner: 7,
+            session: 7,
+        };
+        let mut b = Builder::new();
+        b.commit(2, 1, create("a"));
+        b.ok(1, 3, 1, join_op("a"), Value::Unit);
+        // Created before the join and still there: fine too.
+        b.ok(4, 5, 1, join_op("a"), Value::Unit);
+        b.fault(6, "heal");
+        assert_eq!(
+            check_membership(&b.clone_build(), &Params::default()).verdict,
+            Verdict::Pass
+        );
+        // Acknowledged before the create committed.
+        b.ok(0, 1, 2, join_op("b"), Value::Unit);
+        b.commit(7, 2, create("b"));
+        // Acknowledged after the node went with its session.
+        b.commit(
+            8,
+            3,
+            TxnRecord::CloseSession {
+                session: 7,
+                expired: true,
+                deleted: vec!["g/a".into()],
+            },
+        );
+        b.ok(9, 10, 1, join_op("a"), Value::Unit);
+        let r = check_membership(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["joined-without-node", "joined-without-node"], "{r:#?}");
     }
 
     #[test]

@@ -75,13 +75,27 @@ pub async fn membership<S: membership::Steps>(mut env: Env, steps: S) {
     let mut member: Option<GroupMember<S>> = None;
     let join =
         |env: &Env| GroupMember::join_with_steps(env.connector(), SimRuntime::new(), G, &me, Vec::new(), steps.clone());
-    let members = |env: &mut Env, m: &GroupMember<S>| {
+    // A read of the member's view: its current one, or (`wait` > 0) the
+    // next change after `after`, as an application waits for the group to
+    // change, falling back to the current view when none comes in time.
+    async fn members<S: membership::Steps>(env: &mut Env, m: &GroupMember<S>, after: i64, wait: Duration) -> i64 {
         let id = env.invoke(None, Op::Members { group: G.into() });
-        match m.view() {
-            Some(v) => env.ok(id, Value::Names { names: v.members }),
-            None => env.fail(id, "no view yet"),
+        let view = match madsim::time::timeout(wait, m.view_changed(after)).await {
+            Ok(v) => Some(v),
+            Err(_) => m.view(),
+        };
+        match view {
+            Some(v) => {
+                env.ok(id, Value::Names { names: v.members });
+                v.zxid
+            }
+            None => {
+                env.fail(id, "no view yet");
+                after
+            }
         }
-    };
+    }
+    let mut seen = 0;
     while env.running() {
         match member.take() {
             None => {
@@ -109,7 +123,12 @@ pub async fn membership<S: membership::Steps>(mut env: Env, steps: S) {
                     m.leave();
                     env.ok(id, Value::Unit);
                 } else {
-                    members(&mut env, &m);
+                    let wait = if env.rng.gen_bool(0.3) {
+                        Duration::from_secs(1)
+                    } else {
+                        Duration::ZERO
+                    };
+                    seen = members(&mut env, &m, seen, wait).await;
                     member = Some(m);
                 }
             }
@@ -134,7 +153,8 @@ pub async fn membership<S: membership::Steps>(mut env: Env, steps: S) {
         }
     };
     final_barrier(&env, "members-final").await;
-    members(&mut env, &m);
+    // Any view (after 0) is the group as it stands once everyone joined.
+    members(&mut env, &m, 0, Duration::from_secs(5)).await;
     // Stay in the group until every member has recorded its final view:
     // leaving (dropping `m` closes its session) before a slower member
     // read would change that member's view, not show divergence.
