@@ -14,7 +14,7 @@ use zkdst_recipes::RecipeError;
 use zkdst_sim::client::AnyClient;
 use zkdst_sim::runtime::SimRuntime;
 
-use super::Env;
+use super::{Env, SimCtx};
 
 /// The counter's workload; `steps` resolve its ambiguous writes (the
 /// correct counter's, or a planted type's).
@@ -231,9 +231,29 @@ pub async fn config(mut env: Env) {
 /// How long the coordinator waits for the sites to join.
 const JOIN_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// The coordinator decides `tx` (`JOIN_TIMEOUT` for the sites to join), recorded;
-/// false if the call failed.
-async fn coordinate(env: &mut Env, zk: &AnyClient, coord: &Coordinator<AnyClient, SimRuntime>, tx: &str) -> bool {
+/// How a coordinator's attempt at a transaction ended.
+#[derive(PartialEq)]
+enum Coordinated {
+    Decided,
+    /// Begun (and announced), then the decision failed.
+    Undecided,
+    /// Not even begun.
+    NotBegun,
+}
+
+/// The coordinator begins `tx` (idempotent), announces it to the sites
+/// (`announce`: round k, once begun) and decides it (`JOIN_TIMEOUT` for the
+/// sites to join). Recorded as one `Decide` of COORDINATOR, so that a
+/// failing begin is judged too.
+async fn coordinate(
+    env: &mut Env,
+    ctx: &SimCtx,
+    zk: &AnyClient,
+    tx: &str,
+    sites: &[String],
+    announce: Option<i64>,
+) -> Coordinated {
+    const ROOT: &str = "/tx";
     let id = env.invoke(
         Some(zk),
         Op::Decide {
@@ -241,6 +261,17 @@ async fn coordinate(env: &mut Env, zk: &AnyClient, coord: &Coordinator<AnyClient
             site: COORDINATOR.to_string(),
         },
     );
+    let names: Vec<&str> = sites.iter().map(String::as_str).collect();
+    let coord = match Coordinator::begin(ctx.clone(), ROOT, tx, &names).await {
+        Ok(c) => c,
+        Err(e) => {
+            env.err(id, &e);
+            return Coordinated::NotBegun;
+        }
+    };
+    if let Some(k) = announce {
+        env.shared.set_round("tx", k);
+    }
     match coord.decide(JOIN_TIMEOUT).await {
         Ok(d) => {
             env.ok(
@@ -249,11 +280,11 @@ async fn coordinate(env: &mut Env, zk: &AnyClient, coord: &Coordinator<AnyClient
                     value: d == Decision::Commit,
                 },
             );
-            true
+            Coordinated::Decided
         }
         Err(e) => {
             env.err(id, &e);
-            false
+            Coordinated::Undecided
         }
     }
 }
@@ -275,25 +306,20 @@ pub async fn two_phase(mut env: Env) {
             env.renew(&mut zk, &mut ctx);
             k += 1;
             let tx = format!("t{k}");
-            let names: Vec<&str> = sites.iter().map(String::as_str).collect();
-            let coord = match Coordinator::begin(ctx.clone(), ROOT, &tx, &names).await {
-                Ok(c) => c,
-                Err(_) => {
-                    env.think().await;
-                    continue;
-                }
-            };
-            env.shared.set_round("tx", k);
             // The coordinator's decision is recorded as the `Decide` of the
             // checker's non-voting site COORDINATOR: it must agree with the
             // sites', and an error it returns is judged (recipe-errors).
-            if !coordinate(&mut env, &zk, &coord, &tx).await {
-                // Lost the session mid-decision: resume the transaction
-                // with a new one (begin is idempotent) and decide it.
-                env.renew(&mut zk, &mut ctx);
-                let names: Vec<&str> = sites.iter().map(String::as_str).collect();
-                if let Ok(c) = Coordinator::begin(ctx.clone(), ROOT, &tx, &names).await {
-                    coordinate(&mut env, &zk, &c, &tx).await;
+            match coordinate(&mut env, &ctx, &zk, &tx, &sites, Some(k)).await {
+                Coordinated::Decided => {}
+                Coordinated::NotBegun => {
+                    env.think().await;
+                    continue;
+                }
+                Coordinated::Undecided => {
+                    // Lost the session mid-decision: resume the transaction
+                    // with a new one (begin is idempotent) and decide it.
+                    env.renew(&mut zk, &mut ctx);
+                    coordinate(&mut env, &ctx, &zk, &tx, &sites, None).await;
                 }
             }
             // Let the sites finish the round.
@@ -320,19 +346,30 @@ pub async fn two_phase(mut env: Env) {
         last = k;
         env.renew(&mut zk, &mut ctx);
         let tx = format!("t{k}");
-        if let Ok(s) = Site::join(ctx.clone(), ROOT, &tx, &site).await {
-            let commit = env.rng.gen_bool(env.scenario.workload.commit_probability);
-            let id = env.invoke(
-                Some(&zk),
-                Op::Vote {
-                    txn: tx.clone(),
-                    site: site.clone(),
-                    commit,
-                },
-            );
+        let commit = env.rng.gen_bool(env.scenario.workload.commit_probability);
+        // The join is part of the vote as recorded: a site that cannot join
+        // surely did not vote, and why it could not is judged.
+        let id = env.invoke(
+            Some(&zk),
+            Op::Vote {
+                txn: tx.clone(),
+                site: site.clone(),
+                commit,
+            },
+        );
+        let joined = match Site::join(ctx.clone(), ROOT, &tx, &site).await {
+            Ok(s) => Some(s),
+            Err(e) => {
+                env.fail(id, &e.to_string());
+                None
+            }
+        };
+        if let Some(s) = joined {
             let vote = if commit { Decision::Commit } else { Decision::Abort };
             match s.vote(vote).await {
                 Ok(()) => env.ok(id, Value::Unit),
+                // Another vote is stored: ours surely is not.
+                Err(e @ RecipeError::Conflict(_)) => env.fail(id, &e.to_string()),
                 Err(e) => env.err(id, &e),
             }
             let id = env.invoke(
