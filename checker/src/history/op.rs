@@ -205,6 +205,10 @@ pub enum Op {
     /// Returns the value seen as `Value::Item` with its version in `Value::Versioned`.
     ConfigGet {
         key: String,
+        /// A wait for a change: the value must be newer than this version
+        /// (the one the client last saw).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        newer_than: Option<i64>,
     },
     /// A two-phase-commit site's vote.
     Vote {

@@ -97,6 +97,7 @@ kinds! {
     ConfigWentBack = "config-went-back": "A client's configuration went back in time: it read from a server behind one it had already read from. Keep the highest version seen and ignore older reads.",
     ConfigVersionConflict = "config-version-conflict": CONFIG_VERSION_CONFLICT,
     ConfigNotConverged = "config-not-converged": CONFIG_VERSION_CONFLICT,
+    ChangeNotNewer = "change-not-newer": "A wait for the next change of a watched value returned a version no newer than the one the client had already seen: the recipe's wait compares the wrong way (or wakes on any notification without checking).",
     ConditionalSetBroken = "conditional-set-broken": "A conditional set (compare-and-set on the key's version) broke its word: acknowledged but not written exactly once over the expected version, or reported failed although it was written. Typical cause: a lost reply resolved wrongly (our own write, re-read, taken for someone else's; or a retry over the version our first attempt made).",
     NoViewAfterHeal = "no-view-after-heal": "After the faults healed (and, for a configuration, after the last set), a client's last read of its watched view — the group's members, the configuration value — still had no view at all: the recipe's watcher never read the node, or never handed what it read to the application.",
     Stuck = "stuck": "An operation hung after the faults healed. Typical causes: an orphan node left by a retried create (unprotected create) or a leaked lock node (delete under disconnect), or a watch not re-armed after reconnect.",

@@ -10,7 +10,8 @@
 //!
 //! `config`: a client's `ConfigGet` versions never decrease; one version has
 //! one value; the last reads after the heal and after every set agree, on a
-//! value some set may have written last; a conditional set keeps its word
+//! value some set may have written last; a wait for a change (`newer_than`)
+//! returns a newer version; a conditional set keeps its word
 //! ([`super::conditional_set`]).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -238,10 +239,24 @@ pub fn check_config_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResu
     for o in ops {
         match &o.op {
             Op::ConfigSet { key, .. } if o.may_have_happened() => keys.entry(key).or_default().0.push(o),
-            Op::ConfigGet { key } => {
+            Op::ConfigGet { key, newer_than } => {
                 reads.entry(key).or_default().push(o);
                 keys.entry(key).or_default();
                 if let Some(Value::Versioned { value, version }) = ok_value(o) {
+                    if newer_than.is_some_and(|n| *version <= n) {
+                        r.violation(
+                            Violation::new(
+                                ViolationKind::ChangeNotNewer,
+                                format!(
+                                    "key {key}: {} waited for a change after version {}, and returned version {version}",
+                                    describe(o),
+                                    newer_than.unwrap_or_default()
+                                ),
+                            )
+                            .ops([o.id])
+                            .clients([o.client]),
+                        );
+                    }
                     keys.entry(key).or_default().1.push((o, value.as_deref(), *version));
                 }
             }
@@ -360,7 +375,10 @@ mod tests {
         }
     }
     fn get() -> Op {
-        Op::ConfigGet { key: "k".into() }
+        Op::ConfigGet {
+            key: "k".into(),
+            newer_than: None,
+        }
     }
     fn ver(v: &str, version: i64) -> Value {
         Value::Versioned {
@@ -422,6 +440,24 @@ mod tests {
         b.ok(9, 10, 1, join_op("a"), Value::Unit);
         let r = check_membership(&b.build(), &Params::default());
         assert_eq!(r.kinds(), vec!["joined-without-node", "joined-without-node"], "{r:#?}");
+    }
+
+    #[test]
+    fn a_wait_for_a_change_that_returns_no_newer_version_is_flagged() {
+        let wait = |after: i64| Op::ConfigGet {
+            key: "k".into(),
+            newer_than: Some(after),
+        };
+        let mut b = Builder::new();
+        b.ok(0, 1, 2, get(), ver("x", 1));
+        b.ok(2, 3, 2, wait(1), ver("y", 2));
+        assert_eq!(
+            check_config(&b.clone_build(), &Params::default()).verdict,
+            Verdict::Pass
+        );
+        b.ok(4, 5, 2, wait(2), ver("y", 2));
+        let r = check_config(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["change-not-newer"], "{r:#?}");
     }
 
     #[test]

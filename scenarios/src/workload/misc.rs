@@ -6,7 +6,7 @@ use madsim::time::Instant;
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
 use zkdst_checker::properties::two_phase::COORDINATOR;
-use zkdst_recipes::config::{publish, WatchedValue};
+use zkdst_recipes::config::{publish, Versioned, WatchedValue};
 use zkdst_recipes::counter::{self, Counter};
 use zkdst_recipes::membership::{self, GroupMember};
 use zkdst_recipes::two_phase::{Coordinator, Decision, Site};
@@ -173,19 +173,42 @@ pub async fn config(mut env: Env) {
     let mut ctx = env.ctx(zk.clone());
     let watched = WatchedValue::start(env.connector(), SimRuntime::new(), KEY);
     let mut n = 0;
-    let get = |env: &mut Env, w: &WatchedValue| {
-        let id = env.invoke(None, Op::ConfigGet { key: KEY.into() });
-        match w.get() {
-            Some(v) => env.ok(
-                id,
-                Value::Versioned {
-                    value: v.data.map(|d| String::from_utf8_lossy(&d).into_owned()),
-                    version: v.version as i64,
-                },
-            ),
-            None => env.fail(id, "no value read yet"),
+    // A read of the watched value: the current one, or (`after`: the value
+    // last seen) a wait for the next change, as an application waits for
+    // its configuration to change; recorded as a wait only if it returned.
+    async fn get(env: &mut Env, w: &WatchedValue, after: Option<&Versioned>) -> Option<Versioned> {
+        let changed = match after {
+            Some(seen) => madsim::time::timeout(Duration::from_secs(1), w.changed_after(seen.zxid))
+                .await
+                .ok(),
+            None => None,
+        };
+        let newer_than = changed.as_ref().and(after).map(|s| s.version as i64);
+        let id = env.invoke(
+            None,
+            Op::ConfigGet {
+                key: KEY.into(),
+                newer_than,
+            },
+        );
+        match changed.or_else(|| w.get()) {
+            Some(v) => {
+                env.ok(
+                    id,
+                    Value::Versioned {
+                        value: v.data.clone().map(|d| String::from_utf8_lossy(&d).into_owned()),
+                        version: v.version as i64,
+                    },
+                );
+                Some(v)
+            }
+            None => {
+                env.fail(id, "no value read yet");
+                None
+            }
         }
-    };
+    }
+    let mut seen: Option<Versioned> = None;
     while env.running() {
         env.renew(&mut zk, &mut ctx);
         if env.rng.gen_bool(0.3) {
@@ -220,12 +243,18 @@ pub async fn config(mut env: Env) {
                 (Err(e), Some(_)) => env.fail(id, &e.to_string()),
             }
         } else {
-            get(&mut env, &watched);
+            // Waits after a value that exists: an absent node's "version"
+            // (-1) stays the same across changes of its parent.
+            let wait = seen.as_ref().filter(|s| s.data.is_some() && env.rng.gen_bool(0.3));
+            let wait = wait.cloned();
+            if let Some(v) = get(&mut env, &watched, wait.as_ref()).await {
+                seen = Some(v);
+            }
         }
         env.think().await;
     }
     final_barrier(&env, "config-final").await;
-    get(&mut env, &watched);
+    get(&mut env, &watched, None).await;
 }
 
 /// How long the coordinator waits for the sites to join.
