@@ -1,6 +1,7 @@
 //! Liveness, reported apart from safety: after the last fault healed (see
-//! [`healed_at`] for the convention), no acquire, dequeue, campaign or
-//! barrier operation stays pending longer than `liveness_bound_ms`.
+//! [`healed_at`] for the convention), no acquire, dequeue, campaign,
+//! barrier or group-join operation stays pending longer than
+//! `liveness_bound_ms`.
 //!
 //! Waiting is excused when it is legitimate: an acquire or campaign while
 //! another client holds the lock / leads; a semaphore acquire while as many
@@ -30,6 +31,7 @@ fn waits(op: &Op) -> bool {
             | Op::BarrierWait { .. }
             | Op::BarrierEnter { .. }
             | Op::BarrierLeave { .. }
+            | Op::Join { .. }
     )
 }
 
@@ -223,6 +225,23 @@ mod tests {
         // Both held: waiting is legitimate.
         b.ok(2, 3, 2, sem(), Value::Token { token: 2 });
         assert_eq!(check(&b.build(), &p()).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn a_join_that_never_completes_after_the_heal_is_stuck() {
+        let join = Op::Join {
+            group: "g".into(),
+            member: "a".into(),
+        };
+        let mut b = Builder::new();
+        b.fault(4, "partition-halves");
+        let pending = b.invoke(5, 2, join.clone());
+        b.fault(10, "heal");
+        b.ok(20, 30, 3, join, Value::Unit);
+        b.note_at(500);
+        let r = check(&b.build(), &p());
+        assert_eq!(r.kinds(), vec!["stuck"], "{r:#?}");
+        assert_eq!(r.violations[0].ops, vec![pending], "{r:#?}");
     }
 
     #[test]
