@@ -264,6 +264,29 @@ pub fn creates(h: &History) -> impl Iterator<Item = Created<'_>> {
     })
 }
 
+/// True if the history carries the servers' commit log.
+pub fn has_commit_log(h: &History) -> bool {
+    h.events.iter().any(|e| matches!(e, Event::Commit { .. }))
+}
+
+/// Every committed transaction in commit order with its commit time, a
+/// multi's parts one by one.
+pub fn committed_txns(h: &History) -> impl Iterator<Item = (Time, &TxnRecord)> {
+    fn flatten<'h>(t: &'h TxnRecord, out: &mut Vec<&'h TxnRecord>) {
+        match t {
+            TxnRecord::Multi { txns } => txns.iter().for_each(|t| flatten(t, out)),
+            t => out.push(t),
+        }
+    }
+    h.events.iter().flat_map(|e| {
+        let mut parts = Vec::new();
+        if let Event::Commit { txn, .. } = e {
+            flatten(txn, &mut parts);
+        }
+        parts.into_iter().map(move |t| (e.time(), t))
+    })
+}
+
 /// When each node, by czxid, stopped existing: its Delete (alone or in a
 /// multi) or its session's end committed; `Time::MAX` while it lives.
 pub fn node_ends(h: &History) -> BTreeMap<i64, Time> {

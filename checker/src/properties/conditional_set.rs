@@ -12,28 +12,22 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{Event, History, Op, Operation, Outcome, TxnRecord, Value};
+use crate::history::{History, Op, Operation, Outcome, TxnRecord, Value};
 
-use super::common::{describe, ok_value};
+use super::common::{committed_txns, describe, has_commit_log, ok_value};
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
 
 /// Every committed write of `key`: its data and the version it made.
 fn writes<'h>(h: &'h History, key: &str) -> BTreeMap<&'h [u8], Vec<i64>> {
-    fn visit<'h>(t: &'h TxnRecord, key: &str, out: &mut BTreeMap<&'h [u8], Vec<i64>>) {
+    let mut out: BTreeMap<&[u8], Vec<i64>> = BTreeMap::new();
+    for (_, t) in committed_txns(h) {
         match t {
             TxnRecord::Create { path, data, .. } if path == key => out.entry(data.as_bytes()).or_default().push(0),
             TxnRecord::SetData { path, data, version } if path == key => {
                 out.entry(data.as_bytes()).or_default().push(*version as i64)
             }
-            TxnRecord::Multi { txns } => txns.iter().for_each(|t| visit(t, key, out)),
             _ => {}
-        }
-    }
-    let mut out = BTreeMap::new();
-    for e in &h.events {
-        if let Event::Commit { txn, .. } = e {
-            visit(txn, key, &mut out);
         }
     }
     out
@@ -52,7 +46,7 @@ pub fn check(h: &History, ops: &[Operation], r: &mut CheckResult) {
     if !ops.iter().any(|o| conditional(&o)) {
         return;
     }
-    if !h.events.iter().any(|e| matches!(e, Event::Commit { .. })) {
+    if !has_commit_log(h) {
         r.note("no commit log: conditional sets were not judged");
         return;
     }

@@ -16,9 +16,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::history::{ClientId, Event, History, Op, Operation, Time, TxnRecord, Value};
+use crate::history::{ClientId, History, Op, Operation, Time, TxnRecord, Value};
 
-use super::common::{describe, ok_value, session_end_after, succeeded, with_operations};
+use super::common::{
+    committed_txns, describe, has_commit_log, ok_value, session_end_after, succeeded, with_operations,
+};
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
 use super::{healed_at, Params};
@@ -144,7 +146,7 @@ pub fn check_membership_ops(h: &History, ops: &[Operation], p: &Params) -> Check
 /// Each acknowledged `Join` of `group` saw its member node exist (judged only
 /// with a commit log).
 fn joined_with_node(h: &History, group: &str, os: &[&Operation], r: &mut CheckResult) {
-    if !h.events.iter().any(|e| matches!(e, Event::Commit { .. })) {
+    if !has_commit_log(h) {
         return;
     }
     for j in os.iter().filter(|j| succeeded(j)) {
@@ -170,26 +172,20 @@ fn joined_with_node(h: &History, group: &str, os: &[&Operation], r: &mut CheckRe
 
 /// Whether `path` existed at some instant of `[from, to]`, by the commit log.
 fn existed_between(h: &History, path: &str, from: Time, to: Time) -> bool {
-    fn visit(t: &TxnRecord, path: &str, exists: &mut bool) {
-        match t {
-            TxnRecord::Create { path: p, .. } if p == path => *exists = true,
-            TxnRecord::Delete { path: p } if p == path => *exists = false,
-            TxnRecord::CloseSession { deleted, .. } if deleted.iter().any(|p| p == path) => *exists = false,
-            TxnRecord::Multi { txns } => txns.iter().for_each(|t| visit(t, path, exists)),
-            _ => {}
-        }
-    }
     let mut exists = false;
-    for e in &h.events {
-        let t = e.time();
+    for (t, txn) in committed_txns(h) {
         if t > to {
             break;
         }
+        // Existing when the window opens counts, even if this commit ends it.
         if t >= from && exists {
             return true;
         }
-        if let Event::Commit { txn, .. } = e {
-            visit(txn, path, &mut exists);
+        match txn {
+            TxnRecord::Create { path: p, .. } if p == path => exists = true,
+            TxnRecord::Delete { path: p } if p == path => exists = false,
+            TxnRecord::CloseSession { deleted, .. } if deleted.iter().any(|p| p == path) => exists = false,
+            _ => {}
         }
         if t >= from && exists {
             return true;
