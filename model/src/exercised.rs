@@ -43,6 +43,10 @@ crate::words! {
         RecipeDirDeleted = "recipe-dir-deleted",
         /// An at-least-once consumer found its claim lost before completing.
         QueueClaimLost = "queue.claim-lost",
+        /// An at-least-once consumer gave an item back with `abandon`.
+        QueueClaimAbandoned = "queue.claim-abandoned",
+        /// An at-least-once consumer dropped its claim without completing.
+        QueueClaimDropped = "queue.claim-dropped",
     }
 }
 

@@ -313,11 +313,13 @@ mod tests {
         assert!(!RecipeError::Ambiguous("x".into()).to_string().starts_with(ERROR_PREFIX));
     }
 
-    /// The recipe-errors checker recognises BadData and InvalidArgument by
-    /// the start of their messages.
+    /// The recipe-errors checker recognises BadData, InvalidArgument and
+    /// Conflict by the start of their messages.
     #[test]
     fn bad_data_and_invalid_argument_are_recorded_as_the_checker_reads_them() {
-        use zkdst_checker::properties::recipe_errors::{BAD_DATA_PREFIX, INVALID_ARGUMENT_PREFIX};
+        use zkdst_checker::properties::recipe_errors::{
+            BAD_DATA_PREFIX, INVALID_ARGUMENT_PREFIX, PROTOCOL_CONFLICT_PREFIX,
+        };
         use zkdst_recipes::error::RecipeError;
         let bad = RecipeError::BadData {
             path: "/p".into(),
@@ -327,14 +329,15 @@ mod tests {
         assert!(RecipeError::InvalidArgument("x".into())
             .to_string()
             .starts_with(INVALID_ARGUMENT_PREFIX));
-        for other in [
-            RecipeError::SessionLost,
-            RecipeError::Conflict("x".into()),
-            RecipeError::Ambiguous("x".into()),
-        ] {
+        assert!(RecipeError::Conflict("x".into())
+            .to_string()
+            .starts_with(PROTOCOL_CONFLICT_PREFIX));
+        for other in [RecipeError::SessionLost, RecipeError::Ambiguous("x".into())] {
             let m = other.to_string();
             assert!(
-                !m.starts_with(BAD_DATA_PREFIX) && !m.starts_with(INVALID_ARGUMENT_PREFIX),
+                [BAD_DATA_PREFIX, INVALID_ARGUMENT_PREFIX, PROTOCOL_CONFLICT_PREFIX]
+                    .iter()
+                    .all(|p| !m.starts_with(p)),
                 "{m}"
             );
         }

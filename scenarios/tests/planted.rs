@@ -23,7 +23,7 @@ const KNOWN: [(&str, u64, &str); 19] = [
     ("lock-delete-under-disconnect.toml", 1, "liveness:stuck"),
     ("lock-lost-watch.toml", 0, "liveness:stuck"),
     ("queue-locking-race.toml", 0, "queue:lost-item"),
-    ("queue-claim-name-complete.toml", 2, "queue:never-completed"),
+    ("queue-claim-name-complete.toml", 0, "queue:never-completed"),
     ("membership-suspended-ignored.toml", 0, "fencing:stale-token-accepted"),
     ("semaphore-leaked-lease.toml", 1, "progress:no-progress"),
     ("queue-duplicate-processing.toml", 0, "queue:duplicate-delivery"),

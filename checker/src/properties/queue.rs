@@ -9,6 +9,13 @@
 //! since only a complete removes an item. A complete that failed
 //! definitely (the claim was lost) leaves the item for another consumer.
 //!
+//! A queue the scenario drains (`drained`) must end empty: every item node
+//! still under `{queue}/items/` when the commit log ends is an item no
+//! consumer will ever process (`left-in-queue`): a claim left behind by a
+//! consumer that gave the item back, or a complete that gave up without
+//! removing the item while its claim lived on. Judged from the commit log,
+//! so a run's own drain is not taken on trust.
+//!
 //! Loss is decided only when the queue is known to be drained: the
 //! scenario says so (`drained`), or a dequeue found it empty after the
 //! item's enqueue completed. Each unknown (Info) dequeue may have consumed
@@ -16,9 +23,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{History, Op, Operation, Value};
+use crate::history::{Data, History, Op, Operation, TxnRecord, Value};
 
-use super::common::{describe, ok_value, succeeded, with_operations};
+use super::common::{committed_txns, describe, has_commit_log, ok_value, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
 use super::ViolationKind;
 use super::{Delivery, Params};
@@ -49,7 +56,7 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
 }
 
 /// [`check`] over the history's operations, already paired.
-pub fn check_ops(_h: &History, ops: &[Operation], p: &Params) -> CheckResult {
+pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let mut queues: BTreeMap<&str, Q> = BTreeMap::new();
     fn q<'a>(qs: &mut BTreeMap<&'a str, Q<'a>>, name: &'a str) {
@@ -102,6 +109,9 @@ pub fn check_ops(_h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         check_order(name, q, p, &mut r);
         if p.delivery == Delivery::AtLeastOnce {
             check_completion(name, q, p, &mut r);
+        }
+        if p.drained {
+            check_left(h, name, q, &mut r);
         }
     }
     r.figure("acknowledged_enqueues", acked as f64);
@@ -210,6 +220,54 @@ fn check_completion(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
             );
         }
     }
+}
+
+/// Items still in the queue when the commit log ends (by their node's
+/// data, the item), though the scenario drained it.
+fn check_left(h: &History, name: &str, q: &Q, r: &mut CheckResult) {
+    if !has_commit_log(h) {
+        return;
+    }
+    let dir = format!("{}/items/", name.trim_end_matches('/'));
+    let mut left: BTreeMap<&str, &Data> = BTreeMap::new();
+    for (_, txn) in committed_txns(h) {
+        match txn {
+            TxnRecord::Create { path, data, .. } if path.starts_with(&dir) => {
+                left.insert(path, data);
+            }
+            TxnRecord::Delete { path } => {
+                left.remove(path.as_str());
+            }
+            _ => {}
+        }
+    }
+    r.figure("left_in_queue", left.len() as f64);
+    if left.is_empty() {
+        return;
+    }
+    let items: Vec<String> = left.values().map(|d| d.to_string()).collect();
+    // The deliveries and completes of the items left: where to look.
+    let related = left
+        .values()
+        .filter_map(|d| std::str::from_utf8(d.as_bytes()).ok())
+        .flat_map(|i| {
+            let ds = q.deliveries.get(i).into_iter().flatten();
+            ds.chain(q.completes.get(i).into_iter().flatten()).copied()
+        });
+    let related: Vec<&Operation> = related.collect();
+    r.violation(
+        Violation::new(
+            ViolationKind::LeftInQueue,
+            format!(
+                "queue {name} was drained, yet {} item(s) were still in it when the run ended: {} ({})",
+                left.len(),
+                items.join(", "),
+                left.keys().copied().collect::<Vec<_>>().join(", ")
+            ),
+        )
+        .ops(related.iter().map(|o| o.id))
+        .clients(related.iter().map(|o| o.client)),
+    );
 }
 
 fn check_loss(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
@@ -393,6 +451,98 @@ mod tests {
         b.ok(0, 1, 1, enq("a"), Value::Unit);
         b.ok(2, 3, 2, deq(), item(Some("a")));
         assert_eq!(check(&b.build(), &at_least_once()).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn a_drained_queue_must_end_empty_by_the_commit_log() {
+        let item_node = |n: u32, item: &str| TxnRecord::Create {
+            path: format!("q/items/qn-{n:010}"),
+            data: item.into(),
+            ephemeral_owner: 0,
+            session: 7,
+        };
+        let claim = |n: u32| TxnRecord::Create {
+            path: format!("q/claims/qn-{n:010}"),
+            data: Default::default(),
+            ephemeral_owner: 8,
+            session: 8,
+        };
+        let mut b = Builder::new();
+        b.commit(1, 1, item_node(1, "a"));
+        b.ok(0, 2, 1, enq("a"), Value::Unit);
+        b.commit(3, 2, item_node(2, "b"));
+        b.ok(2, 4, 1, enq("b"), Value::Unit);
+        b.commit(5, 3, claim(1));
+        b.ok(4, 6, 2, deq(), item(Some("a")));
+        b.commit(
+            7,
+            4,
+            TxnRecord::Multi {
+                txns: vec![
+                    TxnRecord::Delete {
+                        path: "q/claims/qn-0000000001".into(),
+                    },
+                    TxnRecord::Delete {
+                        path: "q/items/qn-0000000001".into(),
+                    },
+                ],
+            },
+        );
+        b.ok(6, 8, 2, complete("a"), Value::Unit);
+        b.commit(9, 5, claim(2));
+        b.ok(8, 10, 3, deq(), item(Some("b")));
+        // b's consumer gave it back, but its claim stayed while its session
+        // lived; the session's end freed it, and nobody took it again.
+        b.commit(
+            11,
+            6,
+            TxnRecord::CloseSession {
+                session: 8,
+                expired: false,
+                deleted: vec!["q/claims/qn-0000000002".into()],
+            },
+        );
+        let r = check(&b.clone_build(), &at_least_once());
+        assert_eq!(r.kinds(), vec!["never-completed", "left-in-queue"], "{r:#?}");
+        assert!(r.violations[1].explanation.contains("\"b\""), "{r:#?}");
+        // Not judged unless the scenario drains the queue.
+        let not_drained = Params {
+            drained: false,
+            ..at_least_once()
+        };
+        assert_eq!(check(&b.clone_build(), &not_drained).verdict, Verdict::Pass);
+        // Taken again and completed: the queue ends empty.
+        b.commit(13, 7, claim(2));
+        b.ok(12, 14, 2, deq(), item(Some("b")));
+        b.commit(
+            15,
+            8,
+            TxnRecord::Multi {
+                txns: vec![
+                    TxnRecord::Delete {
+                        path: "q/claims/qn-0000000002".into(),
+                    },
+                    TxnRecord::Delete {
+                        path: "q/items/qn-0000000002".into(),
+                    },
+                ],
+            },
+        );
+        b.ok(14, 16, 2, complete("b"), Value::Unit);
+        let r = check(&b.build(), &at_least_once());
+        assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+        // Only the commit log sees an enqueue whose reply was lost, applied,
+        // and never delivered: no other check can call it lost.
+        let mut b = Builder::new();
+        b.commit(1, 1, item_node(1, "a"));
+        b.info(0, 2, 1, enq("a"));
+        b.ok(3, 4, 2, deq(), item(None));
+        let drained = Params {
+            drained: true,
+            ..Params::default()
+        };
+        let r = check(&b.build(), &drained);
+        assert_eq!(r.kinds(), vec!["left-in-queue"], "{r:#?}");
     }
 
     #[test]

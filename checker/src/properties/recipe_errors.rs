@@ -5,12 +5,18 @@
 //! could not parse a node a recipe wrote: a decision, a vote, a counter
 //! value) or "invalid argument" (it refused an input it accepts: an
 //! increment that does not overflow, a barrier count of 3) is the recipe
-//! contradicting itself. Other checkers often miss it: a call that fails
+//! contradicting itself. So is a "protocol conflict": it says another
+//! participant broke the recipe's protocol (a second vote, an item deleted
+//! under a claim, a site's node held by another session), but every
+//! participant runs the same recipe and the workload never asks for
+//! conflicting things (one vote per site, unique transactions, items
+//! removed only through their claim). Other checkers often miss it: a call that fails
 //! breaks no safety property, and `progress` is satisfied by the calls that
 //! still succeed.
 //!
 //! Judged on recipe operations only, by the start of the recorded error
-//! (the recipes' `RecipeError::BadData` / `InvalidArgument` messages; a
+//! (the recipes' `RecipeError::BadData` / `InvalidArgument` / `Conflict`
+//! messages; a
 //! scenarios test pins the two together). Runs on every seed, beside
 //! `progress` and `session-lost`.
 
@@ -26,9 +32,14 @@ pub const NAME: &str = "recipe-errors";
 /// How recorded errors say "bad data" and "invalid argument".
 pub const BAD_DATA_PREFIX: &str = "bad data at ";
 pub const INVALID_ARGUMENT_PREFIX: &str = "invalid argument: ";
+pub const PROTOCOL_CONFLICT_PREFIX: &str = "protocol conflict: ";
 
 fn self_contradicting(o: &Operation) -> Option<&str> {
-    error_text(o).filter(|e| e.starts_with(BAD_DATA_PREFIX) || e.starts_with(INVALID_ARGUMENT_PREFIX))
+    error_text(o).filter(|e| {
+        [BAD_DATA_PREFIX, INVALID_ARGUMENT_PREFIX, PROTOCOL_CONFLICT_PREFIX]
+            .iter()
+            .any(|p| e.starts_with(p))
+    })
 }
 
 pub fn check(h: &History, p: &Params) -> CheckResult {
@@ -97,14 +108,16 @@ mod tests {
                 error: "invalid argument: 3 + 1 overflows".into(),
             },
         );
-        let h = b.build();
-        assert_eq!(
-            kinds(&h),
-            vec![
-                ViolationKind::UnexplainedRecipeError,
-                ViolationKind::UnexplainedRecipeError
-            ]
+        let id = b.invoke_s(10, 2, Some(0x12), vote());
+        b.complete(
+            id,
+            40,
+            Outcome::Fail {
+                error: "protocol conflict: /2pc/t1/votes/s1 already holds another vote".into(),
+            },
         );
+        let h = b.build();
+        assert_eq!(kinds(&h), vec![ViolationKind::UnexplainedRecipeError; 3]);
     }
 
     #[test]

@@ -34,6 +34,8 @@ pub trait Taken: Send + 'static {
     /// another consumer may be processing the item.
     fn lost(&self) -> bool;
     fn complete(self) -> impl Future<Output = RecipeResult<()>> + Send;
+    /// Gives a claimed item back for another consumer.
+    fn abandon(self) -> impl Future<Output = ()> + Send;
 }
 
 impl<S: Steps> Consume for AtMostOnceConsumer<AnyClient, R, S> {
@@ -64,6 +66,7 @@ impl Taken for QueueItem {
     async fn complete(self) -> RecipeResult<()> {
         Ok(())
     }
+    async fn abandon(self) {}
 }
 
 impl<S: Steps> Taken for Claimed<AnyClient, R, S> {
@@ -78,5 +81,8 @@ impl<S: Steps> Taken for Claimed<AnyClient, R, S> {
     }
     async fn complete(self) -> RecipeResult<()> {
         Claimed::complete(self).await
+    }
+    async fn abandon(self) {
+        Claimed::abandon(self).await
     }
 }

@@ -33,6 +33,11 @@ pub(crate) const CLAIM: MakeConsumer<AtLeastOnceConsumer<AnyClient, SimRuntime>>
 /// before the run ends (the checker would then report undrained items).
 const BACKLOG: usize = 50;
 
+/// The share of claimed items a consumer gives back while the workload runs
+/// (its processing failed), half with `abandon`, half by dropping the claim,
+/// as applications do: each must free the item for another consumer.
+const GIVE_BACK: f64 = 0.1;
+
 fn producers(env: &Env) -> u32 {
     env.scenario
         .workload
@@ -122,6 +127,19 @@ async fn complete<T: Taken>(env: &mut Env, zk: &AnyClient, t: T) {
     }
 }
 
+/// Processing failed: the item goes back to the queue, by `abandon` or by
+/// dropping the claim (not recorded as an operation: the checkers judge
+/// that the item is delivered again and the queue still drains).
+async fn give_back<T: Taken>(env: &mut Env, t: T) {
+    if env.rng.gen_bool(0.5) {
+        env.exercised(Situation::QueueClaimAbandoned);
+        t.abandon().await;
+    } else {
+        env.exercised(Situation::QueueClaimDropped);
+        drop(t);
+    }
+}
+
 async fn consume<T: Consume>(mut env: Env, make: MakeConsumer<T>, none: &str) {
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
@@ -151,7 +169,9 @@ async fn consume<T: Consume>(mut env: Env, make: MakeConsumer<T>, none: &str) {
                 if running || t.claimed() {
                     env.hold().await;
                 }
-                if t.claimed() {
+                if t.claimed() && running && !t.lost() && env.rng.gen_bool(GIVE_BACK) {
+                    give_back(&mut env, t).await;
+                } else if t.claimed() {
                     complete(&mut env, &zk, t).await;
                 }
             }
