@@ -47,6 +47,9 @@ crate::words! {
         QueueClaimAbandoned = "queue.claim-abandoned",
         /// An at-least-once consumer dropped its claim without completing.
         QueueClaimDropped = "queue.claim-dropped",
+        /// A 2PC site started to join only after the coordinator's join
+        /// timeout.
+        TxSiteLate = "two-phase.site-late",
     }
 }
 

@@ -90,6 +90,7 @@ kinds! {
     SplitDecision = "split-decision": SPLIT_DECISION,
     CommitDespiteNo = "commit-despite-no": SPLIT_DECISION,
     CommitWithoutYes = "commit-without-yes": SPLIT_DECISION,
+    DecidedLate = "decided-late": "A transaction's coordinator, started after the faults healed, decided well past its join timeout although a site had not even started to join by then: the join timeout did not count that site as failed. Typical cause: a tally that waits for a site it never saw alive until some later event (the sites' own timeout).",
     AbortWithoutCause = "abort-without-cause": "A transaction was decided abort although, after the faults healed, every site voted commit (each vote acknowledged well within the coordinator's join timeout) and no site voted abort: the coordinator aborts what it should commit (a tally that counts a live, voted site as failed, or decides before reading every vote).",
     ViewsDiverge = "views-diverge": VIEWS_DIVERGE,
     MemberMissing = "member-missing": VIEWS_DIVERGE,

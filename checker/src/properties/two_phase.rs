@@ -10,7 +10,13 @@
 //!    commit, each vote acknowledged by [`MARGIN_MS`] before the coordinator's
 //!    join timeout (meta `tx_join_timeout_ms`) ran out, and no site voted
 //!    abort, commits. Aborting everything satisfies 1 and 2; this is what
-//!    rules it out. Without the meta it is not judged (a note says so).
+//!    rules it out. Without the meta it is not judged (a note says so);
+//! 4. **timeliness**: the coordinator waits for a site that has not joined
+//!    no longer than its join timeout. A transaction whose coordinator
+//!    started deciding after the heal, with a site that did not even start
+//!    to join (its `Vote`, which records the join, invoked) by then, is
+//!    decided by [`LATE_SLACK_MS`] past the timeout: it may not hang on until
+//!    the sites give up waiting themselves.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -33,6 +39,11 @@ pub const COORDINATOR: &str = "coordinator";
 /// reads the votes, then the clock, so a vote landing just before the
 /// deadline may legitimately be missed.
 pub const MARGIN_MS: u64 = 500;
+
+/// How long past the join timeout a coordinator may take to decide once a
+/// site has failed to join: its begin (inside the recorded `Decide`), the
+/// wake-up at the deadline, and a tally's reads, all after the heal.
+pub const LATE_SLACK_MS: u64 = 1000;
 
 pub fn check(h: &History, p: &Params) -> CheckResult {
     with_operations(h, NAME, p, check_ops)
@@ -191,6 +202,61 @@ fn check_non_triviality(h: &History, ops: &[Operation], p: &Params, r: &mut Chec
         }
     }
     r.figure("transactions_judged_for_commit", judged as f64);
+    started.retain(|_, t0| *t0 >= heal);
+    check_timeliness(ops, &sites, join_ms, &started, r);
+}
+
+/// Promise 4: a site that has not joined by the join timeout does not hold
+/// the decision up. `started`: when the coordinator started deciding each
+/// transaction, after the heal.
+fn check_timeliness(
+    ops: &[Operation],
+    sites: &[&str],
+    join_ms: u64,
+    started: &BTreeMap<&str, Time>,
+    r: &mut CheckResult,
+) {
+    let mut judged = 0;
+    for (txn, &t0) in started {
+        let deadline = t0 + join_ms * NS_PER_MS;
+        let joined_in_time = |s: &&str| {
+            ops.iter().any(|o| {
+                matches!(&o.op, Op::Vote { txn: t, site, .. } if t == txn && site == s) && o.invoked <= deadline
+            })
+        };
+        let late: Vec<&str> = sites.iter().filter(|s| !joined_in_time(s)).copied().collect();
+        if late.is_empty() {
+            continue;
+        }
+        let decided = ops.iter().filter(|o| {
+            matches!(&o.op, Op::Decide { txn: t, site } if t == txn && site == COORDINATOR) && o.invoked == t0
+        });
+        let Some(d) = decided.filter(|o| ok_value(o).is_some()).next() else {
+            continue;
+        };
+        judged += 1;
+        let by = deadline + LATE_SLACK_MS * NS_PER_MS;
+        let Some(done) = d.completed.filter(|&c| c > by) else {
+            continue;
+        };
+        r.violation(
+            Violation::new(
+                ViolationKind::DecidedLate,
+                format!(
+                    "transaction {txn}: {} decided at {}, though site(s) {} had not even started to join by its {join_ms} ms join timeout ({}): due by {} ({LATE_SLACK_MS} ms slack)",
+                    describe(d),
+                    ms(done),
+                    late.join(", "),
+                    ms(deadline),
+                    ms(by)
+                ),
+            )
+            .ops([d.id])
+            .clients([d.client])
+            .times([t0, deadline, done]),
+        );
+    }
+    r.figure("transactions_judged_for_timeliness", judged as f64);
 }
 
 #[cfg(test)]
@@ -280,6 +346,39 @@ mod tests {
         let r = check(&b.build(), &Params::default());
         assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
         assert_eq!(r.figures["transactions_judged_for_commit"], 0.0);
+    }
+
+    #[test]
+    fn a_decision_held_up_past_the_join_timeout_is_flagged() {
+        // Site b starts to join only at 4500 ms, after the 4000 ms deadline.
+        let late = |done: u64| {
+            let mut b = Builder::new();
+            b.h.meta.insert("tx_sites".into(), "a,b".into());
+            b.h.meta.insert("tx_join_timeout_ms".into(), "3000".into());
+            b.fault(500, "heal");
+            b.ok(1000, done, 0, decide(COORDINATOR), Value::Bool { value: false });
+            b.ok(1100, 1200, 1, vote("a", true), Value::Unit);
+            b.ok(4500, 4600, 2, vote("b", true), Value::Unit);
+            b
+        };
+        // Aborted at the deadline: on time.
+        let r = check(&late(4100).build(), &Params::default());
+        assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+        assert_eq!(r.figures["transactions_judged_for_timeliness"], 1.0);
+        // Held until the sites' own wait ran out.
+        let r = check(&late(9000).build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["decided-late"], "{r:#?}");
+        // Every site started to join in time: the coordinator waits for
+        // their votes as long as they take.
+        let mut b = late(8100);
+        b.ok(3900, 8000, 2, vote("b", true), Value::Unit);
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+        assert_eq!(r.figures["transactions_judged_for_timeliness"], 0.0);
+        // Started before the heal: not judged.
+        let mut b = late(9000);
+        b.fault(1500, "heal");
+        assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
     }
 
     #[test]

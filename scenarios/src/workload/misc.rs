@@ -6,6 +6,7 @@ use madsim::time::Instant;
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
 use zkdst_checker::properties::two_phase::COORDINATOR;
+use zkdst_model::Situation;
 use zkdst_recipes::config::{publish, Versioned, WatchedValue};
 use zkdst_recipes::counter::{self, Counter};
 use zkdst_recipes::membership::{self, GroupMember};
@@ -260,6 +261,11 @@ pub async fn config(mut env: Env) {
 /// How long the coordinator waits for the sites to join.
 const JOIN_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// The share of rounds in which a site is slow to come up: it starts to
+/// join only after the coordinator's join timeout, which must then count
+/// it as failed and abort (the checker's timeliness promise), not wait on.
+const LATE_SITE: f64 = 0.03;
+
 /// How a coordinator's attempt at a transaction ended.
 #[derive(PartialEq)]
 enum Coordinated {
@@ -376,6 +382,10 @@ pub async fn two_phase(mut env: Env) {
         env.renew(&mut zk, &mut ctx);
         let tx = format!("t{k}");
         let commit = env.rng.gen_bool(env.scenario.workload.commit_probability);
+        if env.rng.gen_bool(LATE_SITE) {
+            env.exercised(Situation::TxSiteLate);
+            madsim::time::sleep(JOIN_TIMEOUT + Duration::from_millis(500)).await;
+        }
         // The join is part of the vote as recorded: a site that cannot join
         // surely did not vote, and why it could not is judged.
         let id = env.invoke(
