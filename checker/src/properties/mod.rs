@@ -18,6 +18,7 @@ pub use result::{ms, CheckResult, Verdict, Violation, MAX_LISTED_VIOLATIONS};
 pub mod barrier;
 mod common;
 mod conditional_set;
+mod config_wait;
 pub mod counter;
 pub mod election;
 pub mod fencing;

@@ -175,36 +175,60 @@ pub async fn config(mut env: Env) {
     let watched = WatchedValue::start(env.connector(), SimRuntime::new(), KEY);
     let mut n = 0;
     // A read of the watched value: the current one, or (`after`: the value
-    // last seen) a wait for the next change, as an application waits for
-    // its configuration to change; recorded as a wait only if it returned.
+    // last seen) first a wait of up to 1 s for the next change, as an
+    // application waits for its configuration to change. A wait that gives
+    // up is recorded too, and so is the read that follows; if that read
+    // shows a newer value, a second, 10 ms wait must return it at once (the
+    // checker's missed-change).
     async fn get(env: &mut Env, w: &WatchedValue, after: Option<&Versioned>) -> Option<Versioned> {
-        let changed = match after {
-            Some(seen) => madsim::time::timeout(Duration::from_secs(1), w.changed_after(seen.zxid))
-                .await
-                .ok(),
-            None => None,
+        let Some(seen) = after else {
+            return read(env, w);
         };
-        let newer_than = changed.as_ref().and(after).map(|s| s.version as i64);
+        if let Some(v) = wait(env, w, seen, Duration::from_secs(1)).await {
+            return Some(v);
+        }
+        let now = read(env, w);
+        if now.as_ref().is_some_and(|v| v.zxid > seen.zxid) {
+            return wait(env, w, seen, Duration::from_millis(10)).await.or(now);
+        }
+        now
+    }
+    fn versioned(v: &Versioned) -> Value {
+        Value::Versioned {
+            value: v.data.clone().map(|d| String::from_utf8_lossy(&d).into_owned()),
+            version: v.version as i64,
+        }
+    }
+    fn read(env: &mut Env, w: &WatchedValue) -> Option<Versioned> {
         let id = env.invoke(
             None,
             Op::ConfigGet {
                 key: KEY.into(),
-                newer_than,
+                newer_than: None,
             },
         );
-        match changed.or_else(|| w.get()) {
-            Some(v) => {
-                env.ok(
-                    id,
-                    Value::Versioned {
-                        value: v.data.clone().map(|d| String::from_utf8_lossy(&d).into_owned()),
-                        version: v.version as i64,
-                    },
-                );
+        let v = w.get();
+        match &v {
+            Some(v) => env.ok(id, versioned(v)),
+            None => env.fail(id, "no value read yet"),
+        }
+        v
+    }
+    async fn wait(env: &mut Env, w: &WatchedValue, seen: &Versioned, limit: Duration) -> Option<Versioned> {
+        let id = env.invoke(
+            None,
+            Op::ConfigGet {
+                key: KEY.into(),
+                newer_than: Some(seen.version as i64),
+            },
+        );
+        match madsim::time::timeout(limit, w.changed_after(seen.zxid)).await {
+            Ok(v) => {
+                env.ok(id, versioned(&v));
                 Some(v)
             }
-            None => {
-                env.fail(id, "no value read yet");
+            Err(_) => {
+                env.fail(id, "no change before the timeout");
                 None
             }
         }
