@@ -104,6 +104,21 @@ pub async fn wait_turn<C: ZkClient, R: Runtime, S: Steps>(
     }
 }
 
+/// Runs `fut` until `deadline` on `ctx`'s clock (`None`: no deadline):
+/// `Ok(None)` if the deadline came first. Only for steps that are safe to
+/// abandon (reads, waits): a write abandoned after it was sent may still
+/// happen, and whatever it took (an item, a claim) would be lost.
+pub async fn until<C: ZkClient, R: Runtime, T>(
+    ctx: &Ctx<C, R>,
+    deadline: Option<Duration>,
+    fut: impl std::future::Future<Output = RecipeResult<T>>,
+) -> RecipeResult<Option<T>> {
+    match deadline {
+        None => fut.await.map(Some),
+        Some(d) => with_timeout(ctx, d.saturating_sub(ctx.runtime().now()), fut).await,
+    }
+}
+
 /// Runs `fut` with a time limit measured on `ctx`'s clock: `Ok(None)` when
 /// it ran out (the future is dropped, so its drop guards clean up).
 pub async fn with_timeout<C: ZkClient, R: Runtime, T>(

@@ -20,7 +20,7 @@ use futures::future::{select, Either};
 
 use crate::ctx::Ctx;
 use crate::error::{RecipeError, RecipeResult};
-use crate::lock::core::with_timeout;
+use crate::lock::core::until;
 use crate::monitor::{Hold, HoldState, LostReason};
 use crate::nodes::{create_all, delete_own, spawn_delete_own};
 use crate::queue::{Exact, ItemName, Layout, QueueItem, Steps};
@@ -81,44 +81,66 @@ impl<C: ZkClient, R: Runtime, S: Steps> AtLeastOnceConsumer<C, R, S> {
 
     /// Waits for an unclaimed item and claims it.
     pub async fn claim(&self) -> RecipeResult<Claimed<C, R, S>> {
-        let ctx = &self.ctx;
-        let mut states = ctx.client().state_watch();
-        loop {
-            let (items, _, items_watch) = match ctx.retry(|| ctx.client().get_children_watch(&self.layout.items)).await
-            {
-                Ok(r) => r,
-                Err(RecipeError::Zk(ZkError::NoNode)) => {
-                    create_all(ctx, &self.layout.items).await?;
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            let (claims, claims_watch) = self.claims(true).await?;
-            if let Some(c) = self.claim_first(&items, &claims).await? {
-                return Ok(c);
-            }
-            // Wake on a new item or on a claim going away (its consumer
-            // completed, gave up, or died).
-            let woken = match claims_watch {
-                Some(cw) => {
-                    let either = async move {
-                        match select(Box::pin(items_watch.changed()), Box::pin(cw.changed())).await {
-                            Either::Left((e, _)) | Either::Right((e, _)) => e,
-                        }
-                    };
-                    event_or_session(either, &mut states).await
-                }
-                None => event_or_session(items_watch.changed(), &mut states).await,
-            };
-            if woken == Woken::SessionLost {
-                return Err(RecipeError::SessionLost);
-            }
-        }
+        self.claim_until(None)
+            .await?
+            .ok_or(RecipeError::Cancelled("claim gave up without a deadline"))
     }
 
     /// Like [`Self::claim`], giving up after `limit` (`Ok(None)`).
     pub async fn claim_for(&self, limit: Duration) -> RecipeResult<Option<Claimed<C, R, S>>> {
-        with_timeout(&self.ctx, limit, self.claim()).await
+        self.claim_until(Some(self.ctx.runtime().now() + limit)).await
+    }
+
+    /// Waits for an unclaimed item until `deadline` and claims it. The
+    /// deadline cuts only the listing and the waiting: a claim once sent is
+    /// seen through, since one abandoned after its create was applied would
+    /// hold the item, unseen, for as long as our session lives.
+    async fn claim_until(&self, deadline: Option<Duration>) -> RecipeResult<Option<Claimed<C, R, S>>> {
+        let ctx = &self.ctx;
+        let mut states = ctx.client().state_watch();
+        loop {
+            let listing = until(ctx, deadline, async {
+                let (items, _, items_watch) =
+                    match ctx.retry(|| ctx.client().get_children_watch(&self.layout.items)).await {
+                        Ok(r) => r,
+                        Err(RecipeError::Zk(ZkError::NoNode)) => {
+                            create_all(ctx, &self.layout.items).await?;
+                            return Ok(None);
+                        }
+                        Err(e) => return Err(e),
+                    };
+                let (claims, claims_watch) = self.claims(true).await?;
+                Ok(Some((items, items_watch, claims, claims_watch)))
+            });
+            let (items, items_watch, claims, claims_watch) = match listing.await? {
+                None => return Ok(None),
+                Some(None) => continue,
+                Some(Some(r)) => r,
+            };
+            if let Some(c) = self.claim_first(&items, &claims).await? {
+                return Ok(Some(c));
+            }
+            // Wake on a new item or on a claim going away (its consumer
+            // completed, gave up, or died).
+            let woken = until(ctx, deadline, async {
+                Ok(match claims_watch {
+                    Some(cw) => {
+                        let either = async move {
+                            match select(Box::pin(items_watch.changed()), Box::pin(cw.changed())).await {
+                                Either::Left((e, _)) | Either::Right((e, _)) => e,
+                            }
+                        };
+                        event_or_session(either, &mut states).await
+                    }
+                    None => event_or_session(items_watch.changed(), &mut states).await,
+                })
+            });
+            match woken.await? {
+                None => return Ok(None),
+                Some(Woken::SessionLost) => return Err(RecipeError::SessionLost),
+                Some(_) => {}
+            }
+        }
     }
 
     /// Current claims (and a watch on them if asked).

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::ctx::Ctx;
 use crate::error::{RecipeError, RecipeResult};
-use crate::lock::core::with_timeout;
+use crate::lock::core::until;
 use crate::nodes::{create_all, spawn_delete_own};
 use crate::queue::{Exact, ItemName, Layout, QueueItem, Steps};
 use crate::runtime::Runtime;
@@ -63,30 +63,49 @@ impl<C: ZkClient, R: Runtime, S: Steps> AtMostOnceConsumer<C, R, S> {
 
     /// Waits for an item and takes it.
     pub async fn take(&self) -> RecipeResult<QueueItem> {
-        let ctx = &self.ctx;
-        let mut states = ctx.client().state_watch();
-        ctx.retry(|| ctx.client().sync(&self.layout.items)).await?;
-        loop {
-            let (children, _, watch) = match ctx.retry(|| ctx.client().get_children_watch(&self.layout.items)).await {
-                Ok(r) => r,
-                Err(RecipeError::Zk(ZkError::NoNode)) => {
-                    create_all(ctx, &self.layout.items).await?;
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            if let Some(item) = self.take_first(&children).await? {
-                return Ok(item);
-            }
-            if watch_or_session(watch, &mut states).await == Woken::SessionLost {
-                return Err(RecipeError::SessionLost);
-            }
-        }
+        self.take_until(None)
+            .await?
+            .ok_or(RecipeError::Cancelled("take gave up without a deadline"))
     }
 
     /// Like [`Self::take`], giving up after `limit` (`Ok(None)`).
     pub async fn take_for(&self, limit: Duration) -> RecipeResult<Option<QueueItem>> {
-        with_timeout(&self.ctx, limit, self.take()).await
+        self.take_until(Some(self.ctx.runtime().now() + limit)).await
+    }
+
+    /// Waits for an item until `deadline` and takes it. The deadline cuts
+    /// only the listing and the waiting: a take once sent is seen through,
+    /// since one abandoned after its delete was applied loses the item.
+    async fn take_until(&self, deadline: Option<Duration>) -> RecipeResult<Option<QueueItem>> {
+        let ctx = &self.ctx;
+        let mut states = ctx.client().state_watch();
+        let synced = until(ctx, deadline, ctx.retry(|| ctx.client().sync(&self.layout.items))).await?;
+        if synced.is_none() {
+            return Ok(None);
+        }
+        loop {
+            let listing = until(ctx, deadline, async {
+                match ctx.retry(|| ctx.client().get_children_watch(&self.layout.items)).await {
+                    Ok(r) => Ok(Some(r)),
+                    Err(RecipeError::Zk(ZkError::NoNode)) => create_all(ctx, &self.layout.items).await.map(|_| None),
+                    Err(e) => Err(e),
+                }
+            });
+            let (children, _, watch) = match listing.await? {
+                None => return Ok(None),
+                Some(None) => continue,
+                Some(Some(r)) => r,
+            };
+            if let Some(item) = self.take_first(&children).await? {
+                return Ok(Some(item));
+            }
+            let woken = until(ctx, deadline, async { Ok(watch_or_session(watch, &mut states).await) });
+            match woken.await? {
+                None => return Ok(None),
+                Some(Woken::SessionLost) => return Err(RecipeError::SessionLost),
+                Some(_) => {}
+            }
+        }
     }
 
     async fn take_first(&self, children: &[String]) -> RecipeResult<Option<QueueItem>> {

@@ -4,6 +4,7 @@
 //! run the very same workload code.
 
 use std::future::Future;
+use std::time::Duration;
 
 use zkdst_recipes::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, Claimed, QueueItem, Steps};
 use zkdst_recipes::RecipeResult;
@@ -22,6 +23,8 @@ pub trait Consume: Send + Sync + 'static {
     type Taken: Taken;
     /// Takes (or claims) the head item, `None` if there is none.
     fn try_take(&self) -> impl Future<Output = RecipeResult<Option<Self::Taken>>> + Send;
+    /// Waits up to `limit` for an item (`None`: none came).
+    fn take_for(&self, limit: Duration) -> impl Future<Output = RecipeResult<Option<Self::Taken>>> + Send;
 }
 
 /// An item handed to a consumer.
@@ -43,12 +46,18 @@ impl<S: Steps> Consume for AtMostOnceConsumer<AnyClient, R, S> {
     async fn try_take(&self) -> RecipeResult<Option<QueueItem>> {
         AtMostOnceConsumer::try_take(self).await
     }
+    async fn take_for(&self, limit: Duration) -> RecipeResult<Option<QueueItem>> {
+        AtMostOnceConsumer::take_for(self, limit).await
+    }
 }
 
 impl<S: Steps> Consume for AtLeastOnceConsumer<AnyClient, R, S> {
     type Taken = Claimed<AnyClient, R, S>;
     async fn try_take(&self) -> RecipeResult<Option<Self::Taken>> {
         AtLeastOnceConsumer::try_claim(self).await
+    }
+    async fn take_for(&self, limit: Duration) -> RecipeResult<Option<Self::Taken>> {
+        AtLeastOnceConsumer::claim_for(self, limit).await
     }
 }
 

@@ -38,6 +38,9 @@ const BACKLOG: usize = 50;
 /// as applications do: each must free the item for another consumer.
 const GIVE_BACK: f64 = 0.1;
 
+/// The share of takes that wait for an item (`take_for` / `claim_for`).
+const BLOCKING: f64 = 0.3;
+
 fn producers(env: &Env) -> u32 {
     env.scenario
         .workload
@@ -161,7 +164,16 @@ async fn consume<T: Consume>(mut env: Env, make: MakeConsumer<T>, none: &str) {
         }
         env.renew(&mut zk, &mut ctx);
         let id = env.invoke(Some(&zk), Op::Dequeue { queue: Q.into() });
-        match make(ctx.clone()).try_take().await {
+        // Some takes wait for an item (with a limit), as a consumer
+        // application blocks on its queue; the rest only look.
+        let consumer = make(ctx.clone());
+        let taken = if running && env.rng.gen_bool(BLOCKING) {
+            let limit = Duration::from_millis(env.between([10, 2000]));
+            consumer.take_for(limit).await
+        } else {
+            consumer.try_take().await
+        };
+        match taken {
             Ok(Some(t)) => {
                 env.ok(id, item_value(t.item()));
                 // At-most-once items are gone already: processing them is
