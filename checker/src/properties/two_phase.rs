@@ -13,10 +13,11 @@
 //!    rules it out. Without the meta it is not judged (a note says so);
 //! 4. **timeliness**: the coordinator waits for a site that has not joined
 //!    no longer than its join timeout. A transaction whose coordinator
-//!    started deciding after the heal, with a site that did not even start
-//!    to join (its `Vote`, which records the join, invoked) by then, is
-//!    decided by [`LATE_SLACK_MS`] past the timeout: it may not hang on until
-//!    the sites give up waiting themselves.
+//!    started after the heal, with a site that did not even start to join
+//!    (its `Vote`, which records the join, invoked) by then, is decided by
+//!    [`LATE_SLACK_MS`] past the timeout: it may not hang on until the sites
+//!    give up waiting themselves. The timeout is counted from the first
+//!    site's start, which comes just after the coordinator's.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -203,13 +204,14 @@ fn check_non_triviality(h: &History, ops: &[Operation], p: &Params, r: &mut Chec
     }
     r.figure("transactions_judged_for_commit", judged as f64);
     started.retain(|_, t0| *t0 >= heal);
-    check_timeliness(ops, &sites, join_ms, &started, r);
+    check_timeliness(h, ops, &sites, join_ms, &started, r);
 }
 
 /// Promise 4: a site that has not joined by the join timeout does not hold
 /// the decision up. `started`: when the coordinator started deciding each
 /// transaction, after the heal.
 fn check_timeliness(
+    h: &History,
     ops: &[Operation],
     sites: &[&str],
     join_ms: u64,
@@ -218,12 +220,20 @@ fn check_timeliness(
 ) {
     let mut judged = 0;
     for (txn, &t0) in started {
-        let deadline = t0 + join_ms * NS_PER_MS;
-        let joined_in_time = |s: &&str| {
-            ops.iter().any(|o| {
-                matches!(&o.op, Op::Vote { txn: t, site, .. } if t == txn && site == s) && o.invoked <= deadline
-            })
+        let votes = || {
+            ops.iter()
+                .filter(move |o| matches!(&o.op, Op::Vote { txn: t, .. } if t == txn))
         };
+        // Sites start to join once the coordinator has begun and announced
+        // the round, just before it starts deciding: the first site's start
+        // bounds the decision's start from above (the recorded Decide also
+        // spans the begin, which may wait out a reconnect).
+        let Some(first) = votes().map(|o| o.invoked).min() else {
+            continue;
+        };
+        let deadline = first + join_ms * NS_PER_MS;
+        let joined_in_time =
+            |s: &&str| votes().any(|o| matches!(&o.op, Op::Vote { site, .. } if site == s) && o.invoked <= deadline);
         let late: Vec<&str> = sites.iter().filter(|s| !joined_in_time(s)).copied().collect();
         if late.is_empty() {
             continue;
@@ -239,11 +249,26 @@ fn check_timeliness(
         let Some(done) = d.completed.filter(|&c| c > by) else {
             continue;
         };
+        // Its reply may come late (a server still recovering after the
+        // heal): what counts is that the coordinator set out to record its
+        // decision in time (its create of the decision node, as the
+        // recorded ZooKeeper calls show).
+        // Likewise a coordinator that was waiting on a server at the due
+        // time, not on its own timer.
+        let decision = format!("/{txn}/decision");
+        let mine = || ops.iter().filter(|o| o.client == d.client && o.op.is_zookeeper_call());
+        let sent = mine().any(|o| {
+            (t0..=by).contains(&o.invoked) && matches!(&o.op, Op::Create { path, .. } if path.ends_with(&decision))
+        });
+        let in_flight = mine().any(|o| o.invoked <= by && o.completed.is_none_or(|c| c > by));
+        if sent || in_flight {
+            continue;
+        }
         r.violation(
             Violation::new(
                 ViolationKind::DecidedLate,
                 format!(
-                    "transaction {txn}: {} decided at {}, though site(s) {} had not even started to join by its {join_ms} ms join timeout ({}): due by {} ({LATE_SLACK_MS} ms slack)",
+                    "transaction {txn}: {} decided at {}, though site(s) {} had not even started to join by its {join_ms} ms join timeout (at the latest {}, counted from the first site's start): due by {} ({LATE_SLACK_MS} ms slack)",
                     describe(d),
                     ms(done),
                     late.join(", "),
@@ -264,6 +289,7 @@ mod tests {
     use super::*;
     use crate::properties::testkit::Builder;
     use crate::properties::Verdict;
+    use zkdst_model::CreateMode;
 
     fn vote(site: &str, commit: bool) -> Op {
         Op::Vote {
@@ -375,6 +401,34 @@ mod tests {
         let r = check(&b.build(), &Params::default());
         assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
         assert_eq!(r.figures["transactions_judged_for_timeliness"], 0.0);
+        // It sent its decision in time, and heard back late (a call in
+        // flight at the due time, as well).
+        let mut b = late(9000);
+        b.ok(
+            4200,
+            8900,
+            0,
+            Op::Create {
+                path: "/tx/t/decision".into(),
+                data: "abort".into(),
+                mode: CreateMode::Persistent,
+            },
+            Value::Unit,
+        );
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+        let mut b = late(9000);
+        let read = Op::GetChildren {
+            path: "/tx/t/votes".into(),
+            watch: true,
+        };
+        b.ok(5000, 8900, 0, read.clone(), Value::Unit);
+        assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
+        // A call that returned before the due time excuses nothing.
+        let mut b = late(9000);
+        b.ok(4200, 4300, 0, read, Value::Unit);
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["decided-late"], "{r:#?}");
         // Started before the heal: not judged.
         let mut b = late(9000);
         b.fault(1500, "heal");

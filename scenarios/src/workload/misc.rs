@@ -5,7 +5,7 @@ use std::time::Duration;
 use madsim::time::Instant;
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
-use zkdst_checker::properties::two_phase::COORDINATOR;
+use zkdst_checker::properties::two_phase::{COORDINATOR, LATE_SLACK_MS};
 use zkdst_model::Situation;
 use zkdst_recipes::config::{publish, Versioned, WatchedValue};
 use zkdst_recipes::counter::{self, Counter};
@@ -408,7 +408,9 @@ pub async fn two_phase(mut env: Env) {
         let commit = env.rng.gen_bool(env.scenario.workload.commit_probability);
         if env.rng.gen_bool(LATE_SITE) {
             env.exercised(Situation::TxSiteLate);
-            madsim::time::sleep(JOIN_TIMEOUT + Duration::from_millis(500)).await;
+            // Later than the checker's slack, so that a coordinator waiting
+            // for it is seen to wait.
+            madsim::time::sleep(JOIN_TIMEOUT + Duration::from_millis(LATE_SLACK_MS + 1000)).await;
         }
         // The join is part of the vote as recorded: a site that cannot join
         // surely did not vote, and why it could not is judged.
