@@ -204,14 +204,13 @@ fn check_non_triviality(h: &History, ops: &[Operation], p: &Params, r: &mut Chec
     }
     r.figure("transactions_judged_for_commit", judged as f64);
     started.retain(|_, t0| *t0 >= heal);
-    check_timeliness(h, ops, &sites, join_ms, &started, r);
+    check_timeliness(ops, &sites, join_ms, &started, r);
 }
 
 /// Promise 4: a site that has not joined by the join timeout does not hold
 /// the decision up. `started`: when the coordinator started deciding each
 /// transaction, after the heal.
 fn check_timeliness(
-    h: &History,
     ops: &[Operation],
     sites: &[&str],
     join_ms: u64,
@@ -238,10 +237,12 @@ fn check_timeliness(
         if late.is_empty() {
             continue;
         }
-        let decided = ops.iter().filter(|o| {
-            matches!(&o.op, Op::Decide { txn: t, site } if t == txn && site == COORDINATOR) && o.invoked == t0
+        let decided = ops.iter().find(|o| {
+            matches!(&o.op, Op::Decide { txn: t, site } if t == txn && site == COORDINATOR)
+                && o.invoked == t0
+                && ok_value(o).is_some()
         });
-        let Some(d) = decided.filter(|o| ok_value(o).is_some()).next() else {
+        let Some(d) = decided else {
             continue;
         };
         judged += 1;
