@@ -8,10 +8,10 @@
 use futures::FutureExt;
 use zkdst_recipes::lock::Lock;
 use zkdst_recipes::planted::{
-    AdoptAnySession, BlindCreate, BlindItemCreate, ClaimNameCompleteQueue, ClaimNameFate, DuplicateProcessingQueue,
-    ExistsIsAnothers, ForgetWatchOnDisconnect, IgnoreSuspension, LockingQueueRace, LostItemQueue, NoAbdication,
-    NoOrphanCleanup, OneDelete, PlainDelete, PredecessorGoneIsMyTurn, ResetOnWake, RetryAmbiguousSet, UnfencedLock,
-    WatchTheHolder,
+    AdoptAnySession, BlindCreate, BlindItemCreate, CancelledTakeQueue, ClaimNameCompleteQueue, ClaimNameFate,
+    DuplicateProcessingQueue, ExistsIsAnothers, ForgetWatchOnDisconnect, IgnoreSuspension, LockingQueueRace,
+    LostItemQueue, NoAbdication, NoOrphanCleanup, OneDelete, PlainDelete, PredecessorGoneIsMyTurn, ResetOnWake,
+    RetryAmbiguousSet, UnfencedLock, WatchTheHolder,
 };
 use zkdst_recipes::semaphore::Semaphore;
 use zkdst_recipes::{counter, election, lock, membership, queue};
@@ -174,6 +174,13 @@ pub static RECIPES: &[Entry] = &[
             planted(Variant::DuplicateItemQueue, "duplicate item", |e| {
                 w::queue::client(e, false, BlindItemCreate, TAKE, CLAIM).boxed()
             }),
+            Planted {
+                consumer: Some(Consumer::AtMostOnce),
+                ..planted(Variant::CancelledTakeQueue, "take cancelled mid-flight", |e| {
+                    let take = |c| CancelledTakeQueue::new(c, Q);
+                    w::queue::client(e, false, queue::Exact, take, CLAIM).boxed()
+                })
+            },
         ],
     },
     Entry {

@@ -27,6 +27,7 @@ zkdst_model::words! {
         NoAbdicationElection = "NoAbdicationElection",
         PredecessorGoneElection = "PredecessorGoneElection",
         ClaimNameCompleteQueue = "ClaimNameCompleteQueue",
+        CancelledTakeQueue = "CancelledTakeQueue",
     }
 }
 

@@ -14,7 +14,7 @@ fn path(name: &str) -> PathBuf {
 
 /// (file, known-failing seed, the violation kind the checkers must report
 /// — or, for a measured scenario, the figure)
-const KNOWN: [(&str, u64, &str); 19] = [
+const KNOWN: [(&str, u64, &str); 20] = [
     ("lock-unprotected-create.toml", 0, "liveness:stuck"),
     ("lock-stale-session.toml", 0, "mutex:mutex-overlap"),
     ("lock-unfenced.toml", 0, "fencing:stale-token-accepted"),
@@ -24,6 +24,7 @@ const KNOWN: [(&str, u64, &str); 19] = [
     ("lock-lost-watch.toml", 0, "liveness:stuck"),
     ("queue-locking-race.toml", 0, "queue:lost-item"),
     ("queue-claim-name-complete.toml", 0, "queue:never-completed"),
+    ("queue-cancelled-take.toml", 0, "queue:lost-item"),
     ("membership-suspended-ignored.toml", 0, "fencing:stale-token-accepted"),
     ("semaphore-leaked-lease.toml", 1, "progress:no-progress"),
     ("queue-duplicate-processing.toml", 0, "queue:duplicate-delivery"),
@@ -91,6 +92,7 @@ planted! {
     lost_watch => "lock-lost-watch.toml",
     locking_queue_race => "queue-locking-race.toml",
     claim_name_complete => "queue-claim-name-complete.toml",
+    cancelled_take => "queue-cancelled-take.toml",
     suspended_ignored => "membership-suspended-ignored.toml",
     leaked_lease => "semaphore-leaked-lease.toml",
     duplicate_processing => "queue-duplicate-processing.toml",

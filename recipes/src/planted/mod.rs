@@ -10,9 +10,10 @@
 //! of [`crate::lock::Steps`] (`lock.rs`, `leader.rs`), the queues one of
 //! [`crate::queue::Steps`] (`queue.rs`), the latch, the counter and the
 //! group member one of their own (`election.rs`, `counter.rs`,
-//! `membership.rs`). Two are the correct recipe misused: [`UnfencedLock`]
-//! (no fencing token) and [`DuplicateProcessingQueue`] (sold as
-//! exactly-once). A scenario selects one with `workload.variant =
+//! `membership.rs`). Three are the correct recipe misused: [`UnfencedLock`]
+//! (no fencing token), [`DuplicateProcessingQueue`] (sold as
+//! exactly-once) and [`CancelledTakeQueue`] (a take dropped by its
+//! timeout). A scenario selects one with `workload.variant =
 //! "TypeName"` (`scenarios/planted/*.toml`, hunted by `zkdst bench bugs`);
 //! the planted-bug tests (`scenarios/tests/planted.rs`) run each against
 //! the simulated ensemble with the fault that triggers it and require the
@@ -39,6 +40,7 @@
 //! | [`NoAbdicationElection`] | suspended ignored, by a leader | Curator TN10, kazoo `Election.run` |
 //! | [`PredecessorGoneElection`] | predecessor gone taken for leadership | the ZooKeeper recipe's warning |
 //! | [`ClaimNameCompleteQueue`] | completion fate read from a reusable name | zkdst's own queue, found by `never-completed` |
+//! | [`CancelledTakeQueue`] | take cancelled mid-flight (the queue's cancellation leak) | zkdst's own queue, found by blocking takes |
 
 mod counter;
 mod election;
@@ -73,6 +75,6 @@ pub use lock::{
 };
 pub use membership::{IgnoreSuspension, SuspendedIgnoredMember};
 pub use queue::{
-    BlindItemCreate, ClaimNameCompleteQueue, ClaimNameFate, DuplicateItemQueue, DuplicateProcessingQueue,
-    ExistsIsAnothers, LockingQueueRace, LostItemQueue, PlainDelete,
+    BlindItemCreate, CancelledTakeQueue, ClaimNameCompleteQueue, ClaimNameFate, DuplicateItemQueue,
+    DuplicateProcessingQueue, ExistsIsAnothers, LockingQueueRace, LostItemQueue, PlainDelete,
 };

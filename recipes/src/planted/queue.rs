@@ -2,11 +2,14 @@
 //! [`Steps`] replaced (or, for duplicate processing, the correct consumer
 //! sold with a promise it cannot keep).
 
+use std::time::Duration;
+
 use crate::ctx::Ctx;
 use crate::error::{RecipeError, RecipeResult};
 use crate::guid::Guid;
+use crate::lock::core::with_timeout;
 use crate::nodes::create_all;
-use crate::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, ItemName, Layout, Queue, Steps};
+use crate::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, ItemName, Layout, Queue, QueueItem, Steps};
 use crate::runtime::Runtime;
 
 use super::back_off_blindly;
@@ -53,6 +56,38 @@ pub type LockingQueueRace<C, R> = AtLeastOnceConsumer<C, R, ExistsIsAnothers>;
 /// of an item that is gone. And a session lost while looking was reported
 /// as SessionLost, the same false promise.
 pub type ClaimNameCompleteQueue<C, R> = AtLeastOnceConsumer<C, R, ClaimNameFate>;
+
+/// Cancellation leak, the queue's form (zkdst's own at-most-once consumer
+/// until blocking takes found it; any async take wrapped in a timeout
+/// that drops it, as with tokio's `timeout` over a future that is not
+/// cancel-safe): `take_for` runs the whole take under its limit. A take
+/// dropped after its multi (delete the item, create our `taken/` marker)
+/// was sent may still be applied; the item is then gone and nobody holds
+/// it. It takes the correct consumer, misused: only where the limit falls
+/// while a take is in flight is anything lost, so most waits are harmless.
+#[derive(Clone)]
+pub struct CancelledTakeQueue<C, R> {
+    ctx: Ctx<C, R>,
+    consumer: AtMostOnceConsumer<C, R>,
+}
+
+impl<C: ZkClient, R: Runtime> CancelledTakeQueue<C, R> {
+    pub fn new(ctx: Ctx<C, R>, root: &str) -> Self {
+        let consumer = AtMostOnceConsumer::new(ctx.clone(), root);
+        CancelledTakeQueue { ctx, consumer }
+    }
+
+    /// The correct consumer's `try_take`.
+    pub async fn try_take(&self) -> RecipeResult<Option<QueueItem>> {
+        self.consumer.try_take().await
+    }
+
+    /// Waits up to `limit` for an item and takes it.
+    pub async fn take_for(&self, limit: Duration) -> RecipeResult<Option<QueueItem>> {
+        // BUG: the limit also cuts a take already sent.
+        with_timeout(&self.ctx, limit, self.consumer.take()).await
+    }
+}
 
 /// Retries an ambiguous `op` blindly (see `back_off_blindly`) and returns
 /// its first unambiguous outcome, or the last ambiguous one after 20 tries.

@@ -6,6 +6,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use zkdst_recipes::planted::CancelledTakeQueue;
 use zkdst_recipes::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, Claimed, QueueItem, Steps};
 use zkdst_recipes::RecipeResult;
 use zkdst_sim::client::AnyClient;
@@ -48,6 +49,16 @@ impl<S: Steps> Consume for AtMostOnceConsumer<AnyClient, R, S> {
     }
     async fn take_for(&self, limit: Duration) -> RecipeResult<Option<QueueItem>> {
         AtMostOnceConsumer::take_for(self, limit).await
+    }
+}
+
+impl Consume for CancelledTakeQueue<AnyClient, R> {
+    type Taken = QueueItem;
+    async fn try_take(&self) -> RecipeResult<Option<QueueItem>> {
+        CancelledTakeQueue::try_take(self).await
+    }
+    async fn take_for(&self, limit: Duration) -> RecipeResult<Option<QueueItem>> {
+        CancelledTakeQueue::take_for(self, limit).await
     }
 }
 
