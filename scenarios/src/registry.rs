@@ -9,9 +9,9 @@ use futures::FutureExt;
 use zkdst_recipes::lock::Lock;
 use zkdst_recipes::planted::{
     AdoptAnySession, BlindCreate, BlindItemCreate, CancelledTakeQueue, ClaimNameCompleteQueue, ClaimNameFate,
-    DuplicateProcessingQueue, ExistsIsAnothers, ForgetWatchOnDisconnect, IgnoreSuspension, LockingQueueRace,
-    LostItemQueue, NoAbdication, NoOrphanCleanup, OneDelete, PlainDelete, PredecessorGoneIsMyTurn, ResetOnWake,
-    RetryAmbiguousSet, UnfencedLock, WatchTheHolder,
+    DuplicateProcessingQueue, ExistsIsAnothers, ForgetWatchOnDisconnect, GoneIsMyTurn, IgnoreSuspension,
+    LockingQueueRace, LostItemQueue, NoAbdication, NoOrphanCleanup, OneDelete, PlainDelete, PredecessorGoneIsMyTurn,
+    ResetOnWake, RetryAmbiguousSet, UnfencedLock, WatchTheHolder,
 };
 use zkdst_recipes::semaphore::Semaphore;
 use zkdst_recipes::{counter, election, lock, membership, queue};
@@ -96,6 +96,11 @@ pub static RECIPES: &[Entry] = &[
             planted(Variant::HerdLock, "herd effect", |e| {
                 w::locks::lock(e, |c, _| Lock::with_steps(c, w::locks::LOCK, WatchTheHolder)).boxed()
             }),
+            planted(
+                Variant::GoneBlockerLock,
+                "blocker gone before its watch taken for the turn",
+                |e| w::locks::lock(e, |c, _| Lock::with_steps(c, w::locks::LOCK, GoneIsMyTurn)).boxed(),
+            ),
         ],
     },
     Entry {

@@ -28,6 +28,7 @@ zkdst_model::words! {
         PredecessorGoneElection = "PredecessorGoneElection",
         ClaimNameCompleteQueue = "ClaimNameCompleteQueue",
         CancelledTakeQueue = "CancelledTakeQueue",
+        GoneBlockerLock = "GoneBlockerLock",
     }
 }
 

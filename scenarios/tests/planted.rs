@@ -14,7 +14,7 @@ fn path(name: &str) -> PathBuf {
 
 /// (file, known-failing seed, the violation kind the checkers must report
 /// — or, for a measured scenario, the figure)
-const KNOWN: [(&str, u64, &str); 20] = [
+const KNOWN: [(&str, u64, &str); 21] = [
     ("lock-unprotected-create.toml", 0, "liveness:stuck"),
     ("lock-stale-session.toml", 0, "mutex:mutex-overlap"),
     ("lock-unfenced.toml", 0, "fencing:stale-token-accepted"),
@@ -32,6 +32,7 @@ const KNOWN: [(&str, u64, &str); 20] = [
     ("queue-duplicate-item.toml", 0, "queue:duplicate-delivery"),
     ("counter-double-increment.toml", 0, "counter:counter-out-of-bounds"),
     ("lock-herd.toml", 0, "mutex.notifications_per_release"),
+    ("lock-gone-blocker.toml", 0, "mutex:mutex-overlap"),
     ("election-no-abdication.toml", 0, "election:acted-past-grace"),
     ("election-predecessor-gone.toml", 0, "election:leaders-overlap"),
     ("sim-diff-skips-entry.toml", 0, "replicas:replica-gap"),
@@ -100,6 +101,7 @@ planted! {
     duplicate_item => "queue-duplicate-item.toml",
     double_increment => "counter-double-increment.toml",
     herd => "lock-herd.toml",
+    gone_blocker => "lock-gone-blocker.toml",
     no_abdication => "election-no-abdication.toml",
     predecessor_gone => "election-predecessor-gone.toml",
 }

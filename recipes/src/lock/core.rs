@@ -94,6 +94,9 @@ pub async fn wait_turn<C: ZkClient, R: Runtime, S: Steps>(
         let blocking = join(dir, &queue[b].name);
         let (stat, watch) = ctx.retry(|| ctx.client().exists_watch(&blocking)).await?;
         if stat.is_none() {
+            if steps.gone_is_turn() {
+                return Ok(());
+            }
             continue;
         }
         match steps.woken(watch, states).await {

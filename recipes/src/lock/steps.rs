@@ -87,6 +87,14 @@ pub trait Steps: Clone + Send + Sync + 'static {
         false
     }
 
+    /// Whether a blocker already gone when we come to watch it (deleted
+    /// between our `getChildren` and `exists`) makes it our turn: never,
+    /// for `turn_on`'s reason; the recipe's "if exists() returns null, go
+    /// to step 2".
+    fn gone_is_turn(&self) -> bool {
+        false
+    }
+
     /// How long a hold survives a disconnection (`None`: for ever): the
     /// recipe's own grace.
     fn grace(&self, grace: Option<Duration>) -> Option<Duration> {

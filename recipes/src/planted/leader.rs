@@ -1,9 +1,10 @@
-//! Broken leader elections: the correct [`Election`] with one of its
-//! [`Steps`] replaced.
+//! Broken waiting queues (elections and the lock): the correct [`Election`]
+//! or [`Lock`] with one of its [`Steps`] replaced.
 
 use std::time::Duration;
 
 use crate::election::Election;
+use crate::lock::Lock;
 use crate::lock::Steps;
 use crate::wait::Woken;
 use crate::zk::EventType;
@@ -42,5 +43,23 @@ impl Steps for PredecessorGoneIsMyTurn {
     fn turn_on(&self, woken: &Woken) -> bool {
         // BUG: the deleted predecessor may not have been the leader.
         matches!(woken, Woken::Node(ev) if ev.event_type == EventType::NodeDeleted)
+    }
+}
+
+/// The gone blocker taken for our turn (the recipe's "if exists() returns
+/// null, go to step 2" read as "the lock is ours"): right only when the
+/// blocker was the holder. Needs a rare interleaving: a waiter that gives
+/// up, or whose session ends, between its successor's `getChildren` and
+/// `exists`, while the node before it holds.
+pub type GoneBlockerLock<C, R> = Lock<C, R, GoneIsMyTurn>;
+
+/// A blocker found gone is taken for our turn.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GoneIsMyTurn;
+
+impl Steps for GoneIsMyTurn {
+    fn gone_is_turn(&self) -> bool {
+        // BUG: the gone blocker may have been a waiter.
+        true
     }
 }

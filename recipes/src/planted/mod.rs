@@ -40,6 +40,7 @@
 //! | [`NoAbdicationElection`] | suspended ignored, by a leader | Curator TN10, kazoo `Election.run` |
 //! | [`PredecessorGoneElection`] | predecessor gone taken for leadership | the ZooKeeper recipe's warning |
 //! | [`ClaimNameCompleteQueue`] | completion fate read from a reusable name | zkdst's own queue, found by `never-completed` |
+//! | [`GoneBlockerLock`] | blocker gone before its watch taken for the turn | the recipe's step 4 ("if exists() returns null, go to step 2") |
 //! | [`CancelledTakeQueue`] | take cancelled mid-flight (the queue's cancellation leak) | zkdst's own queue, found by blocking takes |
 
 mod counter;
@@ -67,7 +68,9 @@ async fn back_off_blindly<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, attempt: &mu
 
 pub use counter::{DoubleIncrementCounter, RetryAmbiguousSet};
 pub use election::{ResetLivelockLatch, ResetOnWake};
-pub use leader::{NoAbdication, NoAbdicationElection, PredecessorGoneElection, PredecessorGoneIsMyTurn};
+pub use leader::{
+    GoneBlockerLock, GoneIsMyTurn, NoAbdication, NoAbdicationElection, PredecessorGoneElection, PredecessorGoneIsMyTurn,
+};
 pub use lock::{
     AdoptAnySession, BlindCreate, CancellationLeakLock, DeleteUnderDisconnectLock, ForgetWatchOnDisconnect, HerdLock,
     LeakedLeaseSemaphore, LostWatchLock, NoOrphanCleanup, OneDelete, StaleSessionLock, UnfencedGuard, UnfencedLock,
