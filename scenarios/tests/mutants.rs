@@ -11,14 +11,21 @@
 //! - `ZKDST_MUTANTS_CHUNK`: seeds per `zkdst fuzz` run (default 10)
 //! - `ZKDST_MUTANTS_JOBS`: `zkdst fuzz --jobs` (default 2)
 //!
-//! A mutant is killed if any seed's verdict is `fail`; `unknown` (a checker
-//! could not decide) and unmet campaign minimums do not kill it. The last
-//! line says which, for the report: `zkdst-mutants: killed first_seed=S
-//! scenario=F checks=C seeds_run=R` or `zkdst-mutants: survived seeds=N
-//! seeds_run=R`.
+//! A mutant is killed if any seed's verdict is `fail`, or if once every seed
+//! passed a scenario's campaign minimums (`[expect.min]`, summed over all N
+//! seeds) are not met: the mutant stopped the workload reaching a path, and
+//! the campaign fails as `zkdst fuzz` would (reported as the last seed,
+//! `checks=unmet:COUNTER`). `unknown` (a checker could not decide) does not
+//! kill it. The last line says which, for the report: `zkdst-mutants:
+//! killed first_seed=S scenario=F checks=C seeds_run=R` or `zkdst-mutants:
+//! survived seeds=N seeds_run=R`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
+
+use zkdst_scenarios::stats::Stats;
+use zkdst_scenarios::Scenario;
 
 fn env_u64(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
@@ -37,12 +44,27 @@ struct Failure {
 }
 
 /// Runs seeds `a..b` of every scenario; the lowest failing seed, if any.
-fn fuzz_chunk(zkdst: &Path, root: &Path, scenarios: &[String], a: u64, b: u64, jobs: u64) -> Option<Failure> {
+/// Adds each scenario's counters to `totals`.
+fn fuzz_chunk(
+    zkdst: &Path,
+    root: &Path,
+    scenarios: &[String],
+    (a, b): (u64, u64),
+    jobs: u64,
+    totals: &mut BTreeMap<String, Stats>,
+) -> Option<Failure> {
     let out = Command::new(zkdst)
         .current_dir(root)
         .arg("fuzz")
         .args(scenarios)
-        .args(["--seeds", &format!("{a}..{b}"), "--jobs", &jobs.to_string(), "--json"])
+        .args([
+            "--seeds",
+            &format!("{a}..{b}"),
+            "--jobs",
+            &jobs.to_string(),
+            "--json",
+            "--no-store",
+        ])
         .stderr(Stdio::inherit())
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", zkdst.display()));
@@ -53,8 +75,19 @@ fn fuzz_chunk(zkdst: &Path, root: &Path, scenarios: &[String], a: u64, b: u64, j
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
         };
+        if let Some(sums) = v.get("summary").and_then(|s| s.as_object()) {
+            for (file, sum) in sums {
+                if let Some(stats) = sum
+                    .get("stats")
+                    .and_then(|s| serde_json::from_value::<Stats>(s.clone()).ok())
+                {
+                    totals.entry(file.clone()).or_default().merge(&stats);
+                }
+            }
+            continue;
+        }
         let Some(seed) = v.get("seed").and_then(|s| s.as_u64()) else {
-            continue; // the summary line
+            continue;
         };
         seen += 1;
         let verdict = v.get("verdict").and_then(|s| s.as_str()).unwrap_or("");
@@ -103,10 +136,11 @@ fn main() -> ExitCode {
         .parent()
         .expect("workspace root")
         .to_path_buf();
+    let mut totals = BTreeMap::new();
     let mut a = 0;
     while a < seeds {
         let b = (a + chunk).min(seeds);
-        if let Some(f) = fuzz_chunk(&zkdst, &root, &scenarios, a, b, jobs) {
+        if let Some(f) = fuzz_chunk(&zkdst, &root, &scenarios, (a, b), jobs, &mut totals) {
             println!(
                 "zkdst-mutants: killed first_seed={} scenario={} checks={} seeds_run={}",
                 f.seed, f.file, f.checks, b
@@ -114,6 +148,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
         a = b;
+    }
+    for file in &scenarios {
+        let sc = Scenario::load(&root.join(file)).unwrap_or_else(|e| panic!("{e}"));
+        let got = totals.get(file).cloned().unwrap_or_default();
+        if let Some((k, want, n)) = got.unmet(&sc.expect.min).first() {
+            println!(
+                "zkdst-mutants: killed first_seed={} scenario={file} checks=unmet:{k}>={want}(got-{n}) seeds_run={seeds}",
+                seeds - 1
+            );
+            return ExitCode::FAILURE;
+        }
     }
     println!("zkdst-mutants: survived seeds={seeds} seeds_run={seeds}");
     ExitCode::SUCCESS
