@@ -16,6 +16,16 @@
 //! removing the item while its claim lived on. Judged from the commit log,
 //! so a run's own drain is not taken on trust.
 //!
+//! A take that finds nothing had nothing to find (`missed-item`): an
+//! at-most-once take (exactly-once delivery) recorded as [`NOTHING_TO_TAKE`]
+//! must have read the queue (a `sync` or `getChildren` of `{queue}/items`
+//! by its client within its span), and none of its listings may show an
+//! item whose node then stayed (by the commit log) until after the take
+//! returned: an item listed and left alone was there to take. A blocking
+//! take cut by its time limit before its listing returned found nothing
+//! rightly. (At-least-once consumers are not judged: an item claimed by
+//! another consumer is rightly skipped.)
+//!
 //! Loss is decided only when the queue is known to be drained: the
 //! scenario says so (`drained`), or a dequeue found it empty after the
 //! item's enqueue completed. Each unknown (Info) dequeue may have consumed
@@ -23,7 +33,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{Data, History, Op, Operation, TxnRecord, Value};
+use crate::history::{Data, Event, History, Op, Operation, Outcome, SessionState, Time, TxnRecord, Value};
 
 use super::common::{committed_txns, describe, has_commit_log, ok_value, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
@@ -31,6 +41,10 @@ use super::ViolationKind;
 use super::{Delivery, Params};
 
 pub const NAME: &str = "queue";
+
+/// The failure a workload records for a take that found no item (a
+/// definite failure: it took nothing).
+pub const NOTHING_TO_TAKE: &str = "nothing to take";
 
 /// Items are compared as strings; a recipe's workload should make them
 /// unique (the same item enqueued twice is counted twice).
@@ -112,6 +126,9 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         }
         if p.drained {
             check_left(h, name, q, &mut r);
+        }
+        if p.delivery == Delivery::ExactlyOnce {
+            check_missed(h, name, ops, &mut r);
         }
     }
     r.figure("acknowledged_enqueues", acked as f64);
@@ -220,6 +237,111 @@ fn check_completion(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
             );
         }
     }
+}
+
+/// Empty takes that had something to find (see the module doc). A take's
+/// own reads are the client's `sync` / `getChildren` of the items directory
+/// inside its span; an item's stay is from its create's commit to its
+/// delete's (a path may be reused once its directory was deleted and made
+/// again: each stay counts apart).
+fn check_missed(h: &History, name: &str, ops: &[Operation], r: &mut CheckResult) {
+    if !has_commit_log(h) {
+        return;
+    }
+    let items = format!("{}/items", name.trim_end_matches('/'));
+    let mut open: BTreeMap<&str, Time> = BTreeMap::new();
+    let mut stays: BTreeMap<&str, Vec<(Time, Time)>> = BTreeMap::new();
+    for (t, txn) in committed_txns(h) {
+        match txn {
+            TxnRecord::Create { path, .. } if path.starts_with(&items) => {
+                open.insert(path, t);
+            }
+            TxnRecord::Delete { path } => {
+                if let Some(s) = open.remove(path.as_str()) {
+                    stays.entry(path).or_default().push((s, t));
+                }
+            }
+            _ => {}
+        }
+    }
+    for (p, s) in open {
+        stays.entry(p).or_default().push((s, Time::MAX));
+    }
+    // Each client's reads of the items directory.
+    let mut reads: BTreeMap<_, Vec<&Operation>> = BTreeMap::new();
+    for x in ops {
+        if matches!(&x.op, Op::Sync { path } | Op::GetChildren { path, .. } if *path == items) {
+            reads.entry(x.client).or_default().push(x);
+        }
+    }
+    let mut missed = 0;
+    for o in ops.iter().filter(|o| {
+        matches!(&o.op, Op::Dequeue { queue } if queue == name)
+            && matches!(&o.outcome, Some(Outcome::Fail { error }) if error == NOTHING_TO_TAKE)
+    }) {
+        let Some(done) = o.completed else { continue };
+        let mine: Vec<&Operation> = reads
+            .get(&o.client)
+            .into_iter()
+            .flatten()
+            .filter(|x| x.invoked >= o.invoked && x.invoked <= done)
+            .copied()
+            .collect();
+        // Without a read, judged only if it had a connected session
+        // throughout (a read cannot be sent while connecting: the time
+        // limit may rightly cut the wait for a connection).
+        let why = if mine.is_empty() {
+            connected_throughout(h, o).then(|| format!("without reading {items}, its session connected throughout"))
+        } else {
+            // A listing of ours showed an item that stayed until we returned.
+            mine.iter().find_map(|l| {
+                let (Some(at), Some(Value::Children { children, .. })) = (l.completed, ok_value(l)) else {
+                    return None;
+                };
+                children.iter().find_map(|c| {
+                    let path = format!("{items}/{c}");
+                    let (s, e) = stays.get(path.as_str())?.iter().find(|(s, e)| *s <= at && *e > done)?;
+                    Some(format!(
+                        "though its listing (op {}) showed {path}, which sat in the queue from {} (committed) to {} — past the take's return",
+                        l.id,
+                        ms(*s),
+                        if *e == Time::MAX { "the end of the run".to_string() } else { ms(*e) }
+                    ))
+                })
+            })
+        };
+        let Some(why) = why else { continue };
+        missed += 1;
+        r.violation(
+            Violation::new(
+                ViolationKind::MissedItem,
+                format!("queue {name}: {} found nothing to take {why}", describe(o)),
+            )
+            .ops([o.id])
+            .clients([o.client])
+            .times([o.invoked, done]),
+        );
+    }
+    r.figure("missed_items", missed as f64);
+}
+
+/// Whether `o`'s client was connected (its last session event before the
+/// invoke says so) with none after until `o` returned.
+fn connected_throughout(h: &History, o: &Operation) -> bool {
+    let done = o.completed.unwrap_or(Time::MAX);
+    let mut connected = false;
+    for e in &h.events {
+        if let Event::Session { time, client, state, .. } = e {
+            if *client != o.client || *time > done {
+                continue;
+            }
+            if *time > o.invoked {
+                return false;
+            }
+            connected = *state == SessionState::SyncConnected;
+        }
+    }
+    connected && o.session.is_some()
 }
 
 /// Items still in the queue when the commit log ends (by their node's
@@ -543,6 +665,91 @@ mod tests {
         };
         let r = check(&b.build(), &drained);
         assert_eq!(r.kinds(), vec!["left-in-queue"], "{r:#?}");
+    }
+
+    #[test]
+    fn a_take_that_found_nothing_had_nothing_to_find() {
+        let created = TxnRecord::Create {
+            path: "q/items/qn-0000000001".into(),
+            data: "a".into(),
+            ephemeral_owner: 0,
+            session: 7,
+        };
+        let deleted = TxnRecord::Delete {
+            path: "q/items/qn-0000000001".into(),
+        };
+        let list = || Op::GetChildren {
+            path: "q/items".into(),
+            watch: false,
+        };
+        let children = |names: &[&str]| Value::Children {
+            children: names.iter().map(|n| n.to_string()).collect::<Vec<_>>().into(),
+            stat: Default::default(),
+        };
+        let nothing = |b: &mut Builder, error: &str| {
+            b.session(15, 2, 9, SessionState::SyncConnected);
+            let id = b.invoke_s(20, 2, Some(9), deq());
+            b.complete(id, 40, Outcome::Fail { error: error.into() });
+        };
+        // "a" is in the queue from 10 until its delete commits at `gone`.
+        let base = |gone: u64| {
+            let mut b = Builder::new();
+            b.commit(10, 1, created.clone());
+            b.ok(5, 12, 1, enq("a"), Value::Unit);
+            b.commit(gone, 2, deleted.clone());
+            b.ok(gone - 5, gone + 2, 3, deq(), item(Some("a")));
+            b
+        };
+        // Our listing showed "a" and it stayed past our return: missed.
+        let mut b = base(50);
+        b.ok(25, 30, 2, list(), children(&["qn-0000000001"]));
+        nothing(&mut b, NOTHING_TO_TAKE);
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["missed-item"], "{r:#?}");
+        assert!(r.violations[0].explanation.contains("q/items/qn-0000000001"), "{r:#?}");
+        // Nothing read at all (a wait that gave up without looking).
+        let mut b = base(50);
+        nothing(&mut b, NOTHING_TO_TAKE);
+        let r = check(&b.build(), &Params::default());
+        assert_eq!(r.kinds(), vec!["missed-item"], "{r:#?}");
+        assert!(r.violations[0].explanation.contains("without reading"), "{r:#?}");
+        // Unless the session was not connected throughout.
+        let mut b = base(50);
+        nothing(&mut b, NOTHING_TO_TAKE);
+        b.session(30, 2, 9, SessionState::Disconnected);
+        assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
+        // Taken by another before we returned; or our listing was empty;
+        // or our listing was cut by the time limit (a read, no result).
+        let mut b = base(35);
+        b.ok(25, 30, 2, list(), children(&["qn-0000000001"]));
+        nothing(&mut b, NOTHING_TO_TAKE);
+        assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
+        let mut b = base(50);
+        b.ok(25, 30, 2, list(), children(&[]));
+        nothing(&mut b, NOTHING_TO_TAKE);
+        assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
+        let mut b = base(50);
+        b.invoke(25, 2, list());
+        nothing(&mut b, NOTHING_TO_TAKE);
+        assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
+        // Another client's listing is not ours.
+        let mut b = base(50);
+        b.ok(25, 30, 4, list(), children(&["qn-0000000001"]));
+        b.invoke(26, 2, list());
+        nothing(&mut b, NOTHING_TO_TAKE);
+        assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
+        // A take that failed for another reason took nothing either; an
+        // at-least-once consumer may rightly skip an item another claims.
+        let mut b = base(50);
+        nothing(&mut b, "session lost");
+        assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
+        let mut b = base(50);
+        nothing(&mut b, NOTHING_TO_TAKE);
+        let p = Params {
+            delivery: Delivery::AtLeastOnce,
+            ..Params::default()
+        };
+        assert_eq!(check(&b.build(), &p).verdict, Verdict::Pass);
     }
 
     #[test]

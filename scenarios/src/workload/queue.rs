@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
+use zkdst_checker::properties::queue::NOTHING_TO_TAKE;
 use zkdst_model::Situation;
 use zkdst_recipes::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, Queue, QueueItem, Steps};
 use zkdst_recipes::RecipeError;
@@ -62,7 +63,7 @@ pub async fn client<S: Steps, M: Consume, L: Consume>(
         produce(env, priority, steps).await
     } else {
         match env.scenario.workload.consumer {
-            Consumer::AtMostOnce => consume(env, at_most_once, "nothing to take").await,
+            Consumer::AtMostOnce => consume(env, at_most_once, NOTHING_TO_TAKE).await,
             Consumer::AtLeastOnce => consume(env, at_least_once, "nothing to claim").await,
         }
     }
