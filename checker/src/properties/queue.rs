@@ -331,7 +331,10 @@ fn connected_throughout(h: &History, o: &Operation) -> bool {
     let done = o.completed.unwrap_or(Time::MAX);
     let mut connected = false;
     for e in &h.events {
-        if let Event::Session { time, client, state, .. } = e {
+        if let Event::Session {
+            time, client, state, ..
+        } = e
+        {
             if *client != o.client || *time > done {
                 continue;
             }
