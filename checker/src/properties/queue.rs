@@ -253,7 +253,7 @@ fn check_missed(h: &History, name: &str, ops: &[Operation], r: &mut CheckResult)
     let mut stays: BTreeMap<&str, Vec<(Time, Time)>> = BTreeMap::new();
     for (t, txn) in committed_txns(h) {
         match txn {
-            TxnRecord::Create { path, .. } if path.starts_with(&items) => {
+            TxnRecord::Create { path, .. } if path.strip_prefix(&items).is_some_and(|p| p.starts_with('/')) => {
                 open.insert(path, t);
             }
             TxnRecord::Delete { path } => {
@@ -293,11 +293,15 @@ fn check_missed(h: &History, name: &str, ops: &[Operation], r: &mut CheckResult)
         let why = if mine.is_empty() {
             connected_throughout(h, o).then(|| format!("without reading {items}, its session connected throughout"))
         } else {
-            // A listing of ours showed an item that stayed until we returned.
+            // A listing of ours, returned to the take before it returned,
+            // showed an item that stayed until it did.
             mine.iter().find_map(|l| {
                 let (Some(at), Some(Value::Children { children, .. })) = (l.completed, ok_value(l)) else {
                     return None;
                 };
+                if at > done {
+                    return None;
+                }
                 children.iter().find_map(|c| {
                     let path = format!("{items}/{c}");
                     let (s, e) = stays.get(path.as_str())?.iter().find(|(s, e)| *s <= at && *e > done)?;
@@ -733,6 +737,10 @@ mod tests {
         assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
         let mut b = base(50);
         b.invoke(25, 2, list());
+        nothing(&mut b, NOTHING_TO_TAKE);
+        assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
+        let mut b = base(50);
+        b.ok(25, 41, 2, list(), children(&["qn-0000000001"]));
         nothing(&mut b, NOTHING_TO_TAKE);
         assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);
         // Another client's listing is not ours.
