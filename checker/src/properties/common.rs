@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{ClientId, Event, History, Op, Operation, Outcome, SessionId, Time, TxnRecord, Value, Zxid};
+use crate::history::{
+    ClientId, Event, History, Op, Operation, Outcome, SessionId, SessionState, Time, TxnRecord, Value, Zxid,
+};
 
 use super::result::{ms, CheckResult};
 use super::Params;
@@ -330,4 +332,26 @@ pub fn node_ends(h: &History) -> BTreeMap<i64, Time> {
         }
     }
     gone
+}
+
+/// Whether `o`'s client was connected (its last session event before the
+/// invoke says so) with none after until `o` returned.
+pub fn connected_throughout(h: &History, o: &Operation) -> bool {
+    let done = o.completed.unwrap_or(Time::MAX);
+    let mut connected = false;
+    for e in &h.events {
+        if let Event::Session {
+            time, client, state, ..
+        } = e
+        {
+            if *client != o.client || *time > done {
+                continue;
+            }
+            if *time > o.invoked {
+                return false;
+            }
+            connected = *state == SessionState::SyncConnected;
+        }
+    }
+    connected && o.session.is_some()
 }

@@ -9,6 +9,7 @@
 //! a campaign's token is the zxid of a create its session committed under
 //! the election's directory before the campaign returned
 //! (`token-not-candidate-node`; judged when the history records creates).
+//! A campaign that gave up waiting must have queued ([`super::gave_up`]).
 
 use std::collections::BTreeMap;
 
@@ -110,6 +111,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     r.figure("leaders_elected", leaders as f64);
     check_candidate_nodes(h, &campaigns, &mut r);
     leadership::check_into(h, p, ops, &mut r);
+    super::gave_up::check_unqueued(h, ops, &mut r);
     r
 }
 

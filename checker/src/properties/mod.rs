@@ -22,6 +22,7 @@ mod config_wait;
 pub mod counter;
 pub mod election;
 pub mod fencing;
+pub mod gave_up;
 mod leadership;
 pub mod liveness;
 pub mod membership;

@@ -17,6 +17,8 @@
 //! time when the session's CloseSession had not committed, its client had
 //! not been told Expired or Closed, and its lock node (the token's czxid)
 //! was still there, is `lost-while-held`.
+//!
+//! An acquire that gave up waiting must have queued ([`super::gave_up`]).
 
 use std::collections::BTreeMap;
 
@@ -147,6 +149,7 @@ pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
     if h.meta.get("hold_grace").is_some_and(|g| g == "none") {
         losses_while_held(h, ops, &mut r);
     }
+    super::gave_up::check_unqueued(h, ops, &mut r);
     r
 }
 

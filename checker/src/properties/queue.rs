@@ -33,9 +33,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{Data, Event, History, Op, Operation, Outcome, SessionState, Time, TxnRecord, Value};
+use crate::history::{Data, History, Op, Operation, Outcome, Time, TxnRecord, Value};
 
-use super::common::{committed_txns, describe, has_commit_log, ok_value, succeeded, with_operations};
+use super::common::{
+    committed_txns, connected_throughout, describe, has_commit_log, ok_value, succeeded, with_operations,
+};
 use super::result::{ms, CheckResult, Violation};
 use super::ViolationKind;
 use super::{Delivery, Params};
@@ -329,28 +331,6 @@ fn check_missed(h: &History, name: &str, ops: &[Operation], r: &mut CheckResult)
     r.figure("missed_items", missed as f64);
 }
 
-/// Whether `o`'s client was connected (its last session event before the
-/// invoke says so) with none after until `o` returned.
-fn connected_throughout(h: &History, o: &Operation) -> bool {
-    let done = o.completed.unwrap_or(Time::MAX);
-    let mut connected = false;
-    for e in &h.events {
-        if let Event::Session {
-            time, client, state, ..
-        } = e
-        {
-            if *client != o.client || *time > done {
-                continue;
-            }
-            if *time > o.invoked {
-                return false;
-            }
-            connected = *state == SessionState::SyncConnected;
-        }
-    }
-    connected && o.session.is_some()
-}
-
 /// Items still in the queue when the commit log ends (by their node's
 /// data, the item), though the scenario drained it.
 fn check_left(h: &History, name: &str, q: &Q, r: &mut CheckResult) {
@@ -498,6 +478,7 @@ fn check_order(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::SessionState;
     use crate::properties::testkit::Builder;
     use crate::properties::Verdict;
 

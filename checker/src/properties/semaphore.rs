@@ -3,7 +3,8 @@
 //! `Returned` invocation, or to the first sign its session ended: the
 //! commit of its CloseSession (the ephemeral lease node went with it), or,
 //! when the client only later noticed an expiry, its session's last sign
-//! of life before that.
+//! of life before that. An acquire that gave up waiting must have queued
+//! ([`super::gave_up`]).
 
 use std::collections::BTreeMap;
 
@@ -98,6 +99,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         }
     }
     r.figure("max_concurrent_leases", worst as f64);
+    super::gave_up::check_unqueued(h, ops, &mut r);
     r
 }
 

@@ -26,6 +26,9 @@ pub type MakeLock<L> = fn(SimCtx, u32) -> L;
 /// A recipe a client queues in for a hold (a lock, a semaphore lease).
 pub trait Contend: Send + Sync + 'static {
     type Held: Held;
+    /// The history records the recipe's own ZooKeeper calls (false for a
+    /// client library's lock, which makes them inside the library).
+    const CALLS_RECORDED: bool = true;
     fn acquire(&self) -> impl Future<Output = RecipeResult<Self::Held>> + Send;
     /// Gives up after `limit` (`Ok(None)`): the acquire is cancelled.
     fn try_acquire_for(&self, limit: Duration) -> impl Future<Output = RecipeResult<Option<Self::Held>>> + Send;

@@ -37,6 +37,7 @@ pub struct LibraryHeld {
 
 impl Contend for LibraryLock {
     type Held = LibraryHeld;
+    const CALLS_RECORDED: bool = false;
 
     async fn acquire(&self) -> RecipeResult<LibraryHeld> {
         let AnyClient::Library(client) = &self.zk else {

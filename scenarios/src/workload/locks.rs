@@ -8,6 +8,7 @@ use std::time::Duration;
 use madsim::time::Instant;
 use rand::Rng;
 use zkdst_checker::history::{Op, OpId, Value};
+use zkdst_checker::properties::gave_up::RECIPE_CALLS;
 use zkdst_recipes::lock::RwLock;
 use zkdst_recipes::zk::ZkClient;
 use zkdst_recipes::RecipeResult;
@@ -26,6 +27,10 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
     // Holds without a grace: only the session's end or the node's deletion
     // ends one (the mutex checker's `lost-while-held`).
     env.rec.set_meta("hold_grace", "none");
+    if !L::CALLS_RECORDED {
+        // The checkers' `gave-up-unqueued` needs the recipe's creates.
+        env.rec.set_meta(RECIPE_CALLS, "unrecorded");
+    }
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
     let w = &env.scenario.workload;

@@ -25,6 +25,7 @@ use madsim::time::Instant;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use zkdst_checker::history::{Op, OpId, Outcome, Value};
+use zkdst_checker::properties::gave_up::GAVE_UP;
 use zkdst_model::Situation;
 use zkdst_recipes::zk::{ZkClient, ZkError, ZkResult};
 use zkdst_recipes::{Ctx, RecipeError};
@@ -228,7 +229,7 @@ impl Env {
     /// An acquire (campaign) that gave up: it definitely holds nothing.
     pub fn gave_up(&self, id: OpId) {
         self.exercised(Situation::AcquireGaveUp);
-        self.fail(id, "gave up waiting (cancelled)");
+        self.fail(id, GAVE_UP);
     }
 
     pub async fn hold(&mut self) {
