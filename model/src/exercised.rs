@@ -38,6 +38,8 @@ crate::words! {
         DoubleBarrierRejoined = "double-barrier.rejoined",
         ElectionLongTerm = "election.long-term",
         ElectionLostWhileLeading = "election.lost-while-leading",
+        /// A client asked who leads and was told a leader.
+        ElectionLeaderAsked = "election.leader-asked",
         RevokeHonoured = "revoke-honoured",
         RevokeRequested = "revoke-requested",
         RecipeDirDeleted = "recipe-dir-deleted",

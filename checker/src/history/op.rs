@@ -133,6 +133,12 @@ pub enum Op {
     Resign {
         election: String,
     },
+    /// Asks who leads (an election's `leader()`): returns the leader's epoch
+    /// (its candidate node's czxid) as `Value::Token`, or `Value::Nil` when
+    /// nobody stands.
+    LeaderQuery {
+        election: String,
+    },
     /// A leader acting as leader with its token (checked: one leader per epoch).
     LeaderAct {
         election: String,

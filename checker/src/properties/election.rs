@@ -9,7 +9,8 @@
 //! a campaign's token is the zxid of a create its session committed under
 //! the election's directory before the campaign returned
 //! (`token-not-candidate-node`; judged when the history records creates).
-//! A campaign that gave up waiting must have queued ([`super::gave_up`]).
+//! A campaign that gave up waiting must have queued ([`super::gave_up`]);
+//! a `leader()` answer is its own listing's head ([`super::leader_query`]).
 
 use std::collections::BTreeMap;
 
@@ -112,6 +113,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     check_candidate_nodes(h, &campaigns, &mut r);
     leadership::check_into(h, p, ops, &mut r);
     super::gave_up::check_unqueued(h, ops, &mut r);
+    super::leader_query::check_into(h, ops, &mut r);
     r
 }
 

@@ -23,6 +23,7 @@ pub mod counter;
 pub mod election;
 pub mod fencing;
 pub mod gave_up;
+mod leader_query;
 mod leadership;
 pub mod liveness;
 pub mod membership;

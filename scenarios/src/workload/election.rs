@@ -17,6 +17,7 @@ use zkdst_recipes::election::{latch, Election, LatchState, LeaderLatch};
 use zkdst_recipes::lock::Steps;
 use zkdst_recipes::zk::ZkClient;
 use zkdst_sim::client::AnyClient;
+use zkdst_sim::runtime::SimRuntime;
 
 use super::Env;
 
@@ -129,6 +130,25 @@ async fn serve(
     }
 }
 
+/// Asks who leads, as a follower that forwards requests to the leader
+/// does: recorded as `LeaderQuery` (the epoch, or `Nil` for nobody).
+async fn ask_leader<S: Steps>(env: &mut Env, zk: &AnyClient, e: &Election<AnyClient, SimRuntime, S>) {
+    let id = env.invoke(
+        Some(zk),
+        Op::LeaderQuery {
+            election: e.dir().into(),
+        },
+    );
+    match e.leader().await {
+        Ok(Some(leader)) => {
+            env.exercised(Situation::ElectionLeaderAsked);
+            env.ok(id, Value::Token { token: leader.token });
+        }
+        Ok(None) => env.ok(id, Value::Nil),
+        Err(err) => env.err(id, &err),
+    }
+}
+
 /// The election's workload; `steps` as its queue does them (the correct
 /// election's, or a planted type's).
 pub async fn election<S: Steps>(mut env: Env, steps: S) {
@@ -142,6 +162,9 @@ pub async fn election<S: Steps>(mut env: Env, steps: S) {
         if zk.state().is_terminal() {
             env.renew(&mut zk, &mut ctx);
             e = Election::with_steps(ctx.clone(), ELECTION, steps.clone());
+        }
+        if env.rng.gen_bool(0.25) {
+            ask_leader(&mut env, &zk, &e).await;
         }
         // Named by the election's own directory, as an application builds
         // paths from it; the checker finds the candidate node there.
