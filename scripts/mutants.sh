@@ -40,8 +40,8 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 # runtime); lock::core (-> lock::guard -> monitor -> cell, wait; nodes) is
 # used by every waiting recipe; zk/* is the interface the simulator itself
 # implements. A file missing here is an error (keep the table whole).
-RECIPES="lock rwlock revocable-lock semaphore queue queue-at-least-once priority-queue election leader-latch barrier double-barrier counter membership config two-phase-commit"
-WAITING="lock rwlock revocable-lock semaphore queue queue-at-least-once priority-queue election leader-latch barrier double-barrier two-phase-commit"
+RECIPES="lock rwlock revocable-lock revocable-mutex semaphore queue queue-at-least-once priority-queue election leader-latch barrier double-barrier counter membership config two-phase-commit"
+WAITING="lock rwlock revocable-lock revocable-mutex semaphore queue queue-at-least-once priority-queue election leader-latch barrier double-barrier two-phase-commit"
 ALL="ensemble ensemble-5 $RECIPES"
 read -r -d '' TABLE <<EOF || true
 barrier.rs               barrier double-barrier
@@ -57,11 +57,11 @@ lib.rs                   $RECIPES
 lock/blocker.rs          $WAITING
 lock/core.rs             $WAITING
 lock/guard.rs            $WAITING
-lock/mod.rs              lock rwlock revocable-lock
-lock/mutex.rs            lock
-lock/revoke.rs           lock rwlock revocable-lock
+lock/mod.rs              lock rwlock revocable-lock revocable-mutex
+lock/mutex.rs            lock revocable-mutex
+lock/revoke.rs           lock rwlock revocable-lock revocable-mutex
 lock/rwlock.rs           rwlock revocable-lock
-lock/steps.rs            lock rwlock revocable-lock semaphore election leader-latch
+lock/steps.rs            lock rwlock revocable-lock revocable-mutex semaphore election leader-latch
 membership.rs            membership
 monitor.rs               $WAITING
 nodes.rs                 $RECIPES

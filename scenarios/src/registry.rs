@@ -128,6 +128,13 @@ pub static RECIPES: &[Entry] = &[
         planted: &[],
     },
     Entry {
+        recipe: Recipe::RevocableMutex,
+        client: |e| w::revocable::mutex_client(e).boxed(),
+        checkers: HOLDS,
+        dirs: &[w::revocable::MUTEX_DIR],
+        planted: &[],
+    },
+    Entry {
         recipe: Recipe::Semaphore,
         client: |e| w::locks::semaphore(e, |c, p| Semaphore::new(c, w::locks::SEM, p)).boxed(),
         checkers: &["semaphore", "liveness"],

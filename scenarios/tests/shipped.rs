@@ -36,6 +36,10 @@ fn revocable_lock() {
     shipped("revocable-lock.toml");
 }
 #[test]
+fn revocable_mutex() {
+    shipped("revocable-mutex.toml");
+}
+#[test]
 fn semaphore() {
     shipped("semaphore.toml");
 }

@@ -112,6 +112,8 @@ zkdst_model::words! {
         Rwlock = "rwlock",
         /// The read/write lock with revocation: waiters ask holders to release.
         RevocableLock = "revocable-lock",
+        /// The exclusive lock with revocation (Curator's revocable mutex).
+        RevocableMutex = "revocable-mutex",
         Semaphore = "semaphore",
         Queue = "queue",
         PriorityQueue = "priority-queue",
