@@ -27,6 +27,7 @@ mod leader_query;
 mod leadership;
 pub mod liveness;
 pub mod membership;
+pub mod missed_claim;
 pub mod mutex;
 pub mod progress;
 pub mod queue;

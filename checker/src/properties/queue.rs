@@ -23,8 +23,9 @@
 //! item whose node then stayed (by the commit log) until after the take
 //! returned: an item listed and left alone was there to take. A blocking
 //! take cut by its time limit before its listing returned found nothing
-//! rightly. (At-least-once consumers are not judged: an item claimed by
-//! another consumer is rightly skipped.)
+//! rightly. At-least-once takes are judged by their claims
+//! ([`super::missed_claim`]): an item another consumer claims is rightly
+//! skipped.
 //!
 //! Loss is decided only when the queue is known to be drained: the
 //! scenario says so (`drained`), or a dequeue found it empty after the
@@ -129,8 +130,9 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         if p.drained {
             check_left(h, name, q, &mut r);
         }
-        if p.delivery == Delivery::ExactlyOnce {
-            check_missed(h, name, ops, &mut r);
+        match p.delivery {
+            Delivery::ExactlyOnce => check_missed(h, name, ops, &mut r),
+            Delivery::AtLeastOnce => super::missed_claim::check_claims(h, name, ops, &mut r),
         }
     }
     r.figure("acknowledged_enqueues", acked as f64);
@@ -733,7 +735,7 @@ mod tests {
             b.invoke(26, 2, list());
         });
         // A take that failed for another reason took nothing either; an
-        // at-least-once consumer may rightly skip an item another claims.
+        // at-least-once take is judged by its claims (`missed_claim`).
         let mut b = base(50);
         nothing(&mut b, "session lost");
         assert_eq!(check(&b.build(), &Params::default()).verdict, Verdict::Pass);

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
+use zkdst_checker::properties::missed_claim::NOTHING_TO_CLAIM;
 use zkdst_checker::properties::queue::NOTHING_TO_TAKE;
 use zkdst_model::Situation;
 use zkdst_recipes::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, Queue, QueueItem, Steps};
@@ -64,7 +65,7 @@ pub async fn client<S: Steps, M: Consume, L: Consume>(
     } else {
         match env.scenario.workload.consumer {
             Consumer::AtMostOnce => consume(env, at_most_once, NOTHING_TO_TAKE).await,
-            Consumer::AtLeastOnce => consume(env, at_least_once, "nothing to claim").await,
+            Consumer::AtLeastOnce => consume(env, at_least_once, NOTHING_TO_CLAIM).await,
         }
     }
 }
