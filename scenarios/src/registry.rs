@@ -11,7 +11,7 @@ use zkdst_recipes::planted::{
     AdoptAnySession, BlindCreate, BlindItemCreate, CancelledTakeQueue, ClaimNameCompleteQueue, ClaimNameFate,
     DuplicateProcessingQueue, ExistsIsAnothers, ForgetWatchOnDisconnect, GoneIsMyTurn, IgnoreSuspension,
     LockingQueueRace, LostItemQueue, NoAbdication, NoOrphanCleanup, OneDelete, PlainDelete, PredecessorGoneIsMyTurn,
-    ResetOnWake, RetryAmbiguousSet, UnfencedLock, WatchTheHolder,
+    ResetOnWake, RetryAmbiguousSet, UnfencedLock, VanishedHeadIsNobody, WatchTheHolder,
 };
 use zkdst_recipes::semaphore::Semaphore;
 use zkdst_recipes::{counter, election, lock, membership, queue};
@@ -215,6 +215,11 @@ pub static RECIPES: &[Entry] = &[
                 Variant::PredecessorGoneElection,
                 "predecessor gone taken for leadership",
                 |e| w::election::election(e, PredecessorGoneIsMyTurn).boxed(),
+            ),
+            planted(
+                Variant::VanishedLeaderElection,
+                "leader gone between listing and read taken for no leader",
+                |e| w::election::election(e, VanishedHeadIsNobody).boxed(),
             ),
         ],
     },

@@ -29,6 +29,7 @@ zkdst_model::words! {
         ClaimNameCompleteQueue = "ClaimNameCompleteQueue",
         CancelledTakeQueue = "CancelledTakeQueue",
         GoneBlockerLock = "GoneBlockerLock",
+        VanishedLeaderElection = "VanishedLeaderElection",
     }
 }
 

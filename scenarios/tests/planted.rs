@@ -14,7 +14,7 @@ fn path(name: &str) -> PathBuf {
 
 /// (file, known-failing seed, the violation kind the checkers must report
 /// — or, for a measured scenario, the figure)
-const KNOWN: [(&str, u64, &str); 21] = [
+const KNOWN: [(&str, u64, &str); 22] = [
     ("lock-unprotected-create.toml", 0, "liveness:stuck"),
     ("lock-stale-session.toml", 0, "mutex:mutex-overlap"),
     ("lock-unfenced.toml", 0, "fencing:stale-token-accepted"),
@@ -35,6 +35,7 @@ const KNOWN: [(&str, u64, &str); 21] = [
     ("lock-gone-blocker.toml", 0, "mutex:mutex-overlap"),
     ("election-no-abdication.toml", 0, "election:acted-past-grace"),
     ("election-predecessor-gone.toml", 0, "election:leaders-overlap"),
+    ("election-vanished-leader.toml", 0, "election:leader-misreported"),
     ("sim-diff-skips-entry.toml", 0, "replicas:replica-gap"),
 ];
 
@@ -104,6 +105,7 @@ planted! {
     gone_blocker => "lock-gone-blocker.toml",
     no_abdication => "election-no-abdication.toml",
     predecessor_gone => "election-predecessor-gone.toml",
+    vanished_leader => "election-vanished-leader.toml",
 }
 
 /// The simulator bug: a follower skips a DIFF entry. At seed 0 the

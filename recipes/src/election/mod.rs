@@ -147,6 +147,7 @@ impl<C: ZkClient, R: Runtime, S: Steps> Election<C, R, S> {
                     }))
                 }
                 // The leader left between the two reads: look again.
+                Err(RecipeError::Zk(ZkError::NoNode)) if self.steps.vanished_head_is_nobody() => return Ok(None),
                 Err(RecipeError::Zk(ZkError::NoNode)) => continue,
                 Err(e) => return Err(e),
             }

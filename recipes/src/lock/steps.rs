@@ -95,6 +95,13 @@ pub trait Steps: Clone + Send + Sync + 'static {
         false
     }
 
+    /// Whether a leader that vanished between `Election::leader`'s listing
+    /// and its read of the leader's node means nobody leads: never. The
+    /// next candidate leads now, so the queue is listed again.
+    fn vanished_head_is_nobody(&self) -> bool {
+        false
+    }
+
     /// How long a hold survives a disconnection (`None`: for ever): the
     /// recipe's own grace.
     fn grace(&self, grace: Option<Duration>) -> Option<Duration> {

@@ -24,6 +24,13 @@ pub type NoAbdicationElection<C, R> = Election<C, R, NoAbdication>;
 /// that expires while waiting.
 pub type PredecessorGoneElection<C, R> = Election<C, R, PredecessorGoneIsMyTurn>;
 
+/// A leader gone between the listing and its read taken for no leader
+/// (`leader()` answers "nobody leads" instead of listing again, while the
+/// next candidate already leads). Needs a rare interleaving: a query whose
+/// head resigns, gives up or expires between its `getChildren` and its
+/// `getData`.
+pub type VanishedLeaderElection<C, R> = Election<C, R, VanishedHeadIsNobody>;
+
 /// A leadership survives any disconnection.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoAbdication;
@@ -60,6 +67,17 @@ pub struct GoneIsMyTurn;
 impl Steps for GoneIsMyTurn {
     fn gone_is_turn(&self) -> bool {
         // BUG: the gone blocker may have been a waiter.
+        true
+    }
+}
+
+/// A head found gone by `leader()` is taken for an empty election.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct VanishedHeadIsNobody;
+
+impl Steps for VanishedHeadIsNobody {
+    fn vanished_head_is_nobody(&self) -> bool {
+        // BUG: the next candidate leads now.
         true
     }
 }

@@ -69,7 +69,8 @@ async fn back_off_blindly<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, attempt: &mu
 pub use counter::{DoubleIncrementCounter, RetryAmbiguousSet};
 pub use election::{ResetLivelockLatch, ResetOnWake};
 pub use leader::{
-    GoneBlockerLock, GoneIsMyTurn, NoAbdication, NoAbdicationElection, PredecessorGoneElection, PredecessorGoneIsMyTurn,
+    GoneBlockerLock, GoneIsMyTurn, NoAbdication, NoAbdicationElection, PredecessorGoneElection,
+    PredecessorGoneIsMyTurn, VanishedHeadIsNobody, VanishedLeaderElection,
 };
 pub use lock::{
     AdoptAnySession, BlindCreate, CancellationLeakLock, DeleteUnderDisconnectLock, ForgetWatchOnDisconnect, HerdLock,
