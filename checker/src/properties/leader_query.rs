@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{History, Op, Operation, Value};
+use crate::history::{ClientId, History, Op, Operation, Value};
 
 use super::common::{creates, describe, has_commit_log, ok_value};
 use super::result::{CheckResult, Violation};
@@ -38,6 +38,10 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
     for c in creates(h) {
         czxids.entry(c.path).or_default().push(c.zxid);
     }
+    let mut by_client: BTreeMap<ClientId, Vec<&Operation>> = BTreeMap::new();
+    for x in ops {
+        by_client.entry(x.client).or_default().push(x);
+    }
     let mut judged = 0;
     for q in ops {
         let Op::LeaderQuery { election } = &q.op else { continue };
@@ -50,9 +54,9 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
             _ => continue,
         };
         // The query's last listing of the directory that returned children.
-        let Some((listing, children)) = ops
+        let Some((listing, children)) = by_client[&q.client]
             .iter()
-            .filter(|x| x.client == q.client && x.invoked >= q.invoked && x.completed.is_some_and(|t| t <= done))
+            .filter(|x| x.invoked >= q.invoked && x.completed.is_some_and(|t| t <= done))
             .filter(|x| matches!(&x.op, Op::GetChildren { path, .. } if path == election))
             .filter_map(|x| match ok_value(x) {
                 Some(Value::Children { children, .. }) => Some((x, children)),
@@ -129,6 +133,12 @@ mod tests {
     /// 20 to 30 ms, its listing (21–22 ms) shows `shown`; the query answers
     /// `answer`.
     fn asked(shown: &[&str], answer: Value) -> Vec<String> {
+        asked_after(shown, None, answer)
+    }
+
+    /// As [`asked`], with a second listing (26–27 ms) after the first when
+    /// `relisted` (the head's read found it gone).
+    fn asked_after(shown: &[&str], relisted: Option<&[&str]>, answer: Value) -> Vec<String> {
         let mut b = Builder::new();
         for (t, z, name) in [(1, 5, "g1-n-0000000003"), (2, 9, "g2-n-0000000004")] {
             b.commit(
@@ -143,6 +153,9 @@ mod tests {
             );
         }
         b.ok(21, 22, 1, list(), children(shown));
+        if let Some(again) = relisted {
+            b.ok(26, 27, 1, list(), children(again));
+        }
         b.ok(20, 30, 1, query(), answer);
         let h = b.build();
         let ops = h.operations().unwrap();
@@ -167,5 +180,17 @@ mod tests {
         assert!(asked(&[], Value::Nil).is_empty());
         // A name that is not a candidate node does not lead.
         assert!(asked(&["readme"], Value::Nil).is_empty());
+    }
+
+    #[test]
+    fn the_last_listing_decides() {
+        let both = ["g2-n-0000000004", "g1-n-0000000003"];
+        let rest: &[&str] = &["g2-n-0000000004"];
+        assert!(asked_after(&both, Some(rest), Value::Token { token: 9 }).is_empty());
+        assert_eq!(
+            asked_after(&both, Some(rest), Value::Token { token: 5 }),
+            vec!["leader-misreported"]
+        );
+        assert_eq!(asked_after(&both, Some(rest), Value::Nil), vec!["leader-misreported"]);
     }
 }

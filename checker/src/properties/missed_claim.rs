@@ -13,9 +13,9 @@
 //! An item another consumer claims may rightly be skipped; one nobody
 //! claimed was there to take. Judged from the client's own calls alone.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use crate::history::{History, Op, Operation, Outcome, Value};
+use crate::history::{ClientId, History, Op, Operation, Outcome, Value};
 
 use super::common::{connected_throughout, describe, ok_value};
 use super::result::{CheckResult, Violation};
@@ -38,6 +38,10 @@ fn listed<'a>(x: &'a Operation, dir: &str) -> Option<&'a [String]> {
 pub fn check_claims(h: &History, name: &str, ops: &[Operation], r: &mut CheckResult) {
     let root = name.trim_end_matches('/');
     let (items, claims) = (format!("{root}/items"), format!("{root}/claims"));
+    let mut by_client: BTreeMap<ClientId, Vec<&Operation>> = BTreeMap::new();
+    for x in ops {
+        by_client.entry(x.client).or_default().push(x);
+    }
     let mut missed = 0;
     for o in ops.iter().filter(|o| {
         matches!(&o.op, Op::Dequeue { queue } if queue == name)
@@ -45,17 +49,19 @@ pub fn check_claims(h: &History, name: &str, ops: &[Operation], r: &mut CheckRes
     }) {
         let Some(done) = o.completed else { continue };
         // The take's own calls, in invocation order.
-        let mine: Vec<&Operation> = ops
+        let mine: Vec<&Operation> = by_client[&o.client]
             .iter()
-            .filter(|x| x.client == o.client && x.invoked >= o.invoked && x.invoked <= done && x.id != o.id)
+            .filter(|x| x.invoked >= o.invoked && x.invoked <= done && x.id != o.id)
+            .copied()
             .collect();
         let read = mine
             .iter()
             .any(|x| matches!(&x.op, Op::GetChildren { path, .. } if *path == items));
+        let connected = || connected_throughout(h, o);
         let why = if !read {
-            connected_throughout(h, o).then(|| format!("without reading {items}, its session connected throughout"))
+            connected().then(|| format!("without reading {items}, its session connected throughout"))
         } else {
-            unclaimed_skipped(&mine, done, &items, &claims)
+            unclaimed_skipped(&mine, done, &items, &claims, connected)
         };
         let Some(why) = why else { continue };
         missed += 1;
@@ -74,22 +80,45 @@ pub fn check_claims(h: &History, name: &str, ops: &[Operation], r: &mut CheckRes
 
 /// The first item one of `mine`'s listings showed unclaimed that no create
 /// of its claim followed, described.
-fn unclaimed_skipped(mine: &[&Operation], done: u64, items: &str, claims: &str) -> Option<String> {
+fn unclaimed_skipped(
+    mine: &[&Operation],
+    done: u64,
+    items: &str,
+    claims: &str,
+    connected: impl Fn() -> bool,
+) -> Option<String> {
     let returned = |x: &Operation| x.completed.is_some_and(|t| t <= done);
     for (i, l1) in mine.iter().enumerate() {
         let Some(listed_items) = listed(l1, items).filter(|_| returned(l1)) else {
             continue;
         };
         // This round ends where the next listing of the items begins.
-        let round = mine[i + 1..]
-            .iter()
-            .take_while(|x| !matches!(&x.op, Op::GetChildren { path, .. } if path == items));
         let after = l1.completed.unwrap_or(done);
+        let round: Vec<&Operation> = mine[i + 1..]
+            .iter()
+            .take_while(|x| !matches!(&x.op, Op::GetChildren { path, .. } if path == items))
+            .filter(|x| x.invoked >= after)
+            .copied()
+            .collect();
         let Some((l2, claimed)) = round
-            .filter(|x| x.invoked >= after && returned(x))
+            .iter()
+            .filter(|x| returned(x))
             .filter_map(|x| Some((*x, listed(x, claims)?)))
             .last()
         else {
+            // The claims are listed as soon as the items return (the same
+            // poll): items seen and no claims listing sent is a take that
+            // stopped looking.
+            let asked = round
+                .iter()
+                .any(|x| matches!(&x.op, Op::GetChildren { path, .. } if path == claims));
+            if !listed_items.is_empty() && !asked && connected() {
+                return Some(format!(
+                    "though its listing (op {}) showed {} item(s) and it never listed {claims}, its session connected throughout",
+                    l1.id,
+                    listed_items.len()
+                ));
+            }
             continue;
         };
         let claimed: BTreeSet<&str> = claimed.iter().map(String::as_str).collect();
@@ -176,6 +205,11 @@ mod tests {
             b.ok(25, 26, 2, list("q/claims"), children(&[]));
         });
         assert_eq!(early, vec!["missed-item"]);
+        // Items listed, and the claims never even asked for.
+        let unasked = take(|b| {
+            b.ok(21, 22, 2, list("q/items"), children(&["a"]));
+        });
+        assert_eq!(unasked, vec!["missed-item"]);
     }
 
     #[test]
