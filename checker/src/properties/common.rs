@@ -355,3 +355,12 @@ pub fn connected_throughout(h: &History, o: &Operation) -> bool {
     }
     connected && o.session.is_some()
 }
+
+/// `ops` grouped by client, each client's in the order given.
+pub fn by_client<'a>(ops: impl IntoIterator<Item = &'a Operation>) -> BTreeMap<ClientId, Vec<&'a Operation>> {
+    let mut out: BTreeMap<ClientId, Vec<&'a Operation>> = BTreeMap::new();
+    for o in ops {
+        out.entry(o.client).or_default().push(o);
+    }
+    out
+}

@@ -8,11 +8,9 @@
 //!   newer value must return at once (`missed-change`). The workload makes
 //!   such a read after a wait times out, then waits again briefly.
 
-use std::collections::BTreeMap;
+use crate::history::{Op, Operation, Outcome, Value};
 
-use crate::history::{ClientId, Op, Operation, Outcome, Value};
-
-use super::common::{describe, ok_value};
+use super::common::{by_client, describe, ok_value};
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
 
@@ -25,11 +23,8 @@ fn read_version(o: &Operation) -> Option<i64> {
 }
 
 pub fn check(ops: &[Operation], r: &mut CheckResult) {
-    let mut by_client: BTreeMap<ClientId, Vec<&Operation>> = BTreeMap::new();
-    for o in ops.iter().filter(|o| matches!(o.op, Op::ConfigGet { .. })) {
-        by_client.entry(o.client).or_default().push(o);
-    }
-    for gets in by_client.values_mut() {
+    let mut gets_by_client = by_client(ops.iter().filter(|o| matches!(o.op, Op::ConfigGet { .. })));
+    for gets in gets_by_client.values_mut() {
         gets.sort_by_key(|o| (o.invoked, o.id));
         for (i, w) in gets.iter().enumerate() {
             let Op::ConfigGet {

@@ -11,11 +11,9 @@
 //! over a client library's own lock (whose calls are not recorded) says so
 //! with the meta [`RECIPE_CALLS`] = `unrecorded`.
 
-use std::collections::BTreeMap;
+use crate::history::{History, Op, Operation, Outcome};
 
-use crate::history::{ClientId, History, Op, Operation, Outcome};
-
-use super::common::{connected_throughout, describe};
+use super::common::{by_client, connected_throughout, describe};
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
 
@@ -41,13 +39,7 @@ pub fn check_unqueued(h: &History, ops: &[Operation], r: &mut CheckResult) {
     if h.meta.get(RECIPE_CALLS).is_some_and(|v| v == "unrecorded") {
         return;
     }
-    // Each client's creates, by invocation time.
-    let mut creates: BTreeMap<ClientId, Vec<&Operation>> = BTreeMap::new();
-    for x in ops {
-        if matches!(x.op, Op::Create { .. }) {
-            creates.entry(x.client).or_default().push(x);
-        }
-    }
+    let creates = by_client(ops.iter().filter(|x| matches!(x.op, Op::Create { .. })));
     let mut unqueued = 0;
     for o in ops {
         let Some(dir) = queue_dir(&o.op) else { continue };

@@ -1,10 +1,10 @@
 //! Who leads, as an election's `leader()` reports it (`LeaderQuery`). The
 //! answer may be stale by the time it returns, but it is the answer of a
-//! read: the leader is the lowest-sequence candidate node of the last
-//! listing of the election's directory the query made (the listing is
-//! itself checked against the servers' state by `zk-consistency`), and its
-//! epoch is that node's czxid by the commit log; no candidate there, no
-//! leader. A query whose answer disagrees with its own last listing is
+//! read: the leader is the first-created (least czxid, so lowest-sequence)
+//! candidate node of the last listing of the election's directory the
+//! query made (the listing is itself checked against the servers' state by
+//! `zk-consistency`), and its epoch is that node's czxid by the commit log;
+//! no candidate there, no leader. A query whose answer disagrees with its own last listing is
 //! `leader-misreported`.
 //!
 //! Judged when the history records the query's listings and the servers'
@@ -12,18 +12,16 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{ClientId, History, Op, Operation, Value};
+use crate::history::{History, Op, Operation, Value};
 
-use super::common::{creates, describe, has_commit_log, ok_value};
+use super::common::{by_client, creates, describe, has_commit_log, ok_value};
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
 
-/// A sequential child's sequence number (`..-0000000012` → 12).
-fn sequence(name: &str) -> Option<i64> {
-    let (_, digits) = name.rsplit_once('-')?;
-    (digits.len() == 10 && digits.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| digits.parse().ok())
-        .flatten()
+/// Whether `name` ends in a sequential node's ten-digit suffix.
+fn is_sequential(name: &str) -> bool {
+    name.rsplit_once('-')
+        .is_some_and(|(_, d)| d.len() == 10 && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Adds a `leader-misreported` violation to `r` for each query in `ops`
@@ -38,12 +36,9 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
     for c in creates(h) {
         czxids.entry(c.path).or_default().push(c.zxid);
     }
-    let mut by_client: BTreeMap<ClientId, Vec<&Operation>> = BTreeMap::new();
-    for x in ops {
-        by_client.entry(x.client).or_default().push(x);
-    }
+    let calls = by_client(ops);
     let mut judged = 0;
-    for q in ops {
+    'queries: for q in ops {
         let Op::LeaderQuery { election } = &q.op else { continue };
         let (Some(done), Some(answer)) = (q.completed, ok_value(q)) else {
             continue;
@@ -54,7 +49,7 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
             _ => continue,
         };
         // The query's last listing of the directory that returned children.
-        let Some((listing, children)) = by_client[&q.client]
+        let Some((listing, children)) = calls[&q.client]
             .iter()
             .filter(|x| x.invoked >= q.invoked && x.completed.is_some_and(|t| t <= done))
             .filter(|x| matches!(&x.op, Op::GetChildren { path, .. } if path == election))
@@ -67,28 +62,30 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
             continue;
         };
         judged += 1;
-        let head = children
-            .iter()
-            .filter_map(|c| Some((sequence(c)?, c)))
-            .min()
-            .map(|(_, c)| format!("{}/{c}", election.trim_end_matches('/')));
-        let expected: Option<Option<i64>> = match &head {
-            None => Some(None),
-            // The latest create of that path no later than the listing.
-            Some(path) => czxids
+        // The head is the candidate created first: the least czxid (the
+        // latest create of each path no later than the listing), which
+        // orders siblings as their sequence numbers do, wrap included.
+        let dir = election.trim_end_matches('/');
+        let mut head: Option<(i64, String)> = None;
+        for c in children.iter().filter(|c| is_sequential(c)) {
+            let path = format!("{dir}/{c}");
+            let czxid = czxids
                 .get(path.as_str())
-                .and_then(|zs| zs.iter().rev().find(|z| listing.zxid.is_none_or(|lz| **z <= lz)))
-                .map(|z| Some(*z)),
-        };
-        // A head whose create the commit log lacks cannot be judged.
-        let Some(expected) = expected else { continue };
+                .and_then(|zs| zs.iter().rev().find(|z| listing.zxid.is_none_or(|lz| **z <= lz)));
+            // A candidate whose create the commit log lacks: not judged.
+            let Some(&z) = czxid else { continue 'queries };
+            if head.as_ref().is_none_or(|(hz, _)| z < *hz) {
+                head = Some((z, path));
+            }
+        }
+        let expected = head.as_ref().map(|(z, _)| *z);
         if expected == answer {
             continue;
         }
         let said = answer.map_or("nobody leads".to_string(), |t| format!("the leader's epoch is {t}"));
-        let saw = match (&head, expected) {
-            (Some(p), Some(z)) => format!("its listing (op {}) showed {p} (czxid {z}) first", listing.id),
-            _ => format!("its listing (op {}) showed no candidate", listing.id),
+        let saw = match &head {
+            Some((z, p)) => format!("its listing (op {}) showed {p} (czxid {z}) first", listing.id),
+            None => format!("its listing (op {}) showed no candidate", listing.id),
         };
         r.violation(
             Violation::new(

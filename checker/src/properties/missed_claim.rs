@@ -13,11 +13,11 @@
 //! An item another consumer claims may rightly be skipped; one nobody
 //! claimed was there to take. Judged from the client's own calls alone.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use crate::history::{ClientId, History, Op, Operation, Outcome, Value};
+use crate::history::{History, Op, Operation, Outcome, Value};
 
-use super::common::{connected_throughout, describe, ok_value};
+use super::common::{by_client, connected_throughout, describe, ok_value};
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
 
@@ -38,10 +38,7 @@ fn listed<'a>(x: &'a Operation, dir: &str) -> Option<&'a [String]> {
 pub fn check_claims(h: &History, name: &str, ops: &[Operation], r: &mut CheckResult) {
     let root = name.trim_end_matches('/');
     let (items, claims) = (format!("{root}/items"), format!("{root}/claims"));
-    let mut by_client: BTreeMap<ClientId, Vec<&Operation>> = BTreeMap::new();
-    for x in ops {
-        by_client.entry(x.client).or_default().push(x);
-    }
+    let calls = by_client(ops);
     let mut missed = 0;
     for o in ops.iter().filter(|o| {
         matches!(&o.op, Op::Dequeue { queue } if queue == name)
@@ -49,7 +46,7 @@ pub fn check_claims(h: &History, name: &str, ops: &[Operation], r: &mut CheckRes
     }) {
         let Some(done) = o.completed else { continue };
         // The take's own calls, in invocation order.
-        let mine: Vec<&Operation> = by_client[&o.client]
+        let mine: Vec<&Operation> = calls[&o.client]
             .iter()
             .filter(|x| x.invoked >= o.invoked && x.invoked <= done && x.id != o.id)
             .copied()

@@ -26,9 +26,10 @@ pub type PredecessorGoneElection<C, R> = Election<C, R, PredecessorGoneIsMyTurn>
 
 /// A leader gone between the listing and its read taken for no leader
 /// (`leader()` answers "nobody leads" instead of listing again, while the
-/// next candidate already leads). Needs a rare interleaving: a query whose
-/// head resigns, gives up or expires between its `getChildren` and its
-/// `getData`.
+/// next candidate already leads). Needs a query whose head resigns, gives
+/// up or expires between its `getChildren` and its `getData`: under swarm
+/// faults a query can take seconds, so about a third of election.toml's
+/// seeds reach it.
 pub type VanishedLeaderElection<C, R> = Election<C, R, VanishedHeadIsNobody>;
 
 /// A leadership survives any disconnection.
