@@ -30,7 +30,7 @@ use crate::nodes::{create_all, create_protected, delete_own, OrphanGuard};
 use crate::runtime::Runtime;
 use crate::wait::{watch_or_session, Woken};
 use crate::zk::path::{join, parent};
-use crate::zk::{CreateMode, StateWatch, ZkClient, ZkError, ANY_VERSION};
+use crate::zk::{CreateMode, Op, StateWatch, ZkClient, ZkError, ANY_VERSION};
 
 /// A single barrier: waiters block while its node exists.
 #[derive(Clone)]
@@ -70,21 +70,48 @@ impl<C: ZkClient, R: Runtime> Barrier<C, R> {
     }
 
     /// Waits until the barrier is down. A barrier set (completed) before
-    /// `wait` was invoked holds the waiter back: the first read follows a
-    /// `sync`, so a lagging server cannot show the node as still absent.
+    /// `wait` was invoked holds the waiter back: an absence is believed only
+    /// once the quorum confirms it ([`Self::absent_at_quorum`]), so a server
+    /// that lags, or is cut off from the quorum, cannot let a waiter through.
     pub async fn wait(&self) -> RecipeResult<()> {
         let ctx = &self.ctx;
         let mut states = ctx.client().state_watch();
-        ctx.retry(|| ctx.client().sync(&self.path)).await?;
         loop {
             let (stat, watch) = ctx.retry(|| ctx.client().exists_watch(&self.path)).await?;
             if stat.is_none() {
-                return Ok(());
+                if self.absent_at_quorum().await? {
+                    return Ok(());
+                }
+                // Our server was behind; the write's reply moved our zxid
+                // past the barrier's creation, so the next read sees it.
+                continue;
             }
             if watch_or_session(watch, &mut states).await == Woken::SessionLost {
                 return Err(RecipeError::SessionLost);
             }
         }
+    }
+
+    /// Whether the barrier node is absent at the leader. A `check` inside a
+    /// multi is a write, so the quorum orders it; `sync` is not
+    /// (ZOOKEEPER-1675): a server cut off from the quorum answers `sync` and
+    /// then a stale "no node".
+    async fn absent_at_quorum(&self) -> RecipeResult<bool> {
+        let ctx = &self.ctx;
+        let check = || {
+            vec![Op::Check {
+                path: self.path.clone(),
+                version: ANY_VERSION,
+            }]
+        };
+        ctx.retry(|| async {
+            match ctx.client().multi(check()).await {
+                Ok(_) => Ok(false),
+                Err(e) if e.error == ZkError::NoNode => Ok(true),
+                Err(e) => Err(e.error),
+            }
+        })
+        .await
     }
 
     /// Like [`Self::wait`], giving up after `limit` (`Ok(false)`).
