@@ -40,6 +40,8 @@ crate::words! {
         ElectionLostWhileLeading = "election.lost-while-leading",
         /// A client asked who leads and was told a leader.
         ElectionLeaderAsked = "election.leader-asked",
+        /// A group member's wait for a view change returned a newer view.
+        MembershipViewWaited = "membership.view-waited",
         RevokeHonoured = "revoke-honoured",
         RevokeRequested = "revoke-requested",
         RecipeDirDeleted = "recipe-dir-deleted",

@@ -194,9 +194,14 @@ pub enum Op {
         group: String,
         member: String,
     },
-    /// Returns the members as `Value::Names`.
+    /// Returns the member's view of the group as `Value::View` (or, from
+    /// older histories, the names alone as `Value::Names`).
     Members {
         group: String,
+        /// A wait for a change: the view must be newer than this zxid (that
+        /// of the view the client last saw).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        newer_than: Option<i64>,
     },
     /// Publishes `value` (unique per set); with `expected_version`, only
     /// over that version of the key (a conditional set). A conditional set
@@ -337,6 +342,12 @@ pub enum Value {
     },
     Names {
         names: Vec<String>,
+    },
+    /// A group membership view: the member ids, sorted, as of `zxid` (the
+    /// group node's pzxid when the view was read).
+    View {
+        members: Vec<String>,
+        zxid: i64,
     },
 }
 

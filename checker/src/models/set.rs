@@ -64,15 +64,17 @@ impl Model for Set {
                 set: group.clone(),
                 member: member.clone(),
             }),
-            Op::Members { group } => Ok(SetInput::Read { set: group.clone() }),
+            Op::Members { group, .. } => Ok(SetInput::Read { set: group.clone() }),
             _ => Err("join (add), leave (remove) or members (read)"),
         }
     }
 
     fn output(&self, input: &SetInput, value: &Value) -> Result<SetOutput, &'static str> {
         match (input, value) {
-            (SetInput::Read { .. }, Value::Names { names }) => Ok(SetOutput::Members(names.iter().cloned().collect())),
-            (SetInput::Read { .. }, _) => Err("names for a members read"),
+            (SetInput::Read { .. }, Value::Names { names: members } | Value::View { members, .. }) => {
+                Ok(SetOutput::Members(members.iter().cloned().collect()))
+            }
+            (SetInput::Read { .. }, _) => Err("names or a view for a members read"),
             (_, Value::Unit) => Ok(SetOutput::Done),
             _ => Err("unit for a join or leave"),
         }

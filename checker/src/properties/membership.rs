@@ -6,7 +6,9 @@
 //! acknowledged (not followed by a leave or its session's end), and none
 //! whose `Leave` was acknowledged with no later join. An acknowledged `Join`
 //! means the member node `{group}/{member}` existed (the commit log says so)
-//! at some moment between its invocation and its completion.
+//! at some moment between its invocation and its completion. Each view is a
+//! state the group was in, views never go back, and a wait for a change
+//! keeps its word ([`super::group_view`]).
 //!
 //! `config`: a client's `ConfigGet` versions never decrease; one version has
 //! one value; the last reads after the heal and after every set agree, on a
@@ -40,18 +42,19 @@ pub fn check_membership_ops(h: &History, ops: &[Operation], p: &Params) -> Check
     };
     let mut groups: BTreeMap<&str, Vec<&Operation>> = BTreeMap::new();
     for o in ops {
-        if let Op::Join { group, .. } | Op::Leave { group, .. } | Op::Members { group } = &o.op {
+        if let Op::Join { group, .. } | Op::Leave { group, .. } | Op::Members { group, .. } = &o.op {
             groups.entry(group).or_default().push(o);
         }
     }
     for (group, os) in groups {
         joined_with_node(h, group, &os, &mut r);
+        super::group_view::check_into(h, group, &os, &mut r);
         let mut last: BTreeMap<ClientId, (&Operation, BTreeSet<&str>)> = BTreeMap::new();
         for o in os
             .iter()
             .filter(|o| matches!(o.op, Op::Members { .. }) && o.invoked >= heal)
         {
-            if let Some(Value::Names { names }) = ok_value(o) {
+            if let Some(Value::Names { names } | Value::View { members: names, .. }) = ok_value(o) {
                 let newer = last.get(&o.client).is_none_or(|(prev, _)| prev.invoked < o.invoked);
                 if newer {
                     last.insert(o.client, (o, names.iter().map(String::as_str).collect()));
@@ -352,7 +355,10 @@ mod tests {
         }
     }
     fn members() -> Op {
-        Op::Members { group: "g".into() }
+        Op::Members {
+            group: "g".into(),
+            newer_than: None,
+        }
     }
     fn join_op(m: &str) -> Op {
         Op::Join {

@@ -23,6 +23,7 @@ pub mod counter;
 pub mod election;
 pub mod fencing;
 pub mod gave_up;
+mod group_view;
 mod leader_query;
 mod leadership;
 pub mod liveness;

@@ -9,7 +9,7 @@ use zkdst_checker::properties::two_phase::{COORDINATOR, LATE_SLACK_MS};
 use zkdst_model::Situation;
 use zkdst_recipes::config::{publish, Versioned, WatchedValue};
 use zkdst_recipes::counter::{self, Counter};
-use zkdst_recipes::membership::{self, GroupMember};
+use zkdst_recipes::membership::{self, GroupMember, GroupView};
 use zkdst_recipes::two_phase::{Coordinator, Decision, Site};
 use zkdst_recipes::RecipeError;
 use zkdst_sim::client::AnyClient;
@@ -76,30 +76,78 @@ pub async fn membership<S: membership::Steps>(mut env: Env, steps: S) {
     let mut member: Option<GroupMember<S>> = None;
     let join =
         |env: &Env| GroupMember::join_with_steps(env.connector(), SimRuntime::new(), G, &me, Vec::new(), steps.clone());
-    // A read of the member's view: its current one, or (`wait` > 0) the
-    // next change after `after`, as an application waits for the group to
-    // change, falling back to the current view when none comes in time.
-    async fn members<S: membership::Steps>(env: &mut Env, m: &GroupMember<S>, after: i64, wait: Duration) -> i64 {
-        let id = env.invoke(None, Op::Members { group: G.into() });
-        let view = match madsim::time::timeout(wait, m.view_changed(after)).await {
-            Ok(v) => Some(v),
-            Err(_) => m.view(),
+    // A read of the member's view: its current one, or (`after`: the zxid
+    // of the view last seen) first a wait of up to 1 s for the next change,
+    // as an application waits for its group to change. A wait that gives
+    // up is recorded too, and so is the read that follows; if that read
+    // shows a newer view, a second, 10 ms wait must return it at once (the
+    // checker's missed-change).
+    async fn members<S: membership::Steps>(env: &mut Env, m: &GroupMember<S>, after: Option<i64>) -> Option<i64> {
+        let Some(seen) = after else {
+            return read(env, m);
         };
-        match view {
+        if let Some(z) = wait(env, m, seen, Duration::from_secs(1)).await {
+            return Some(z);
+        }
+        let now = read(env, m);
+        if now.is_some_and(|z| z > seen) {
+            return wait(env, m, seen, Duration::from_millis(10)).await.or(now);
+        }
+        now
+    }
+    fn view(v: GroupView) -> Value {
+        Value::View {
+            members: v.members,
+            zxid: v.zxid,
+        }
+    }
+    fn read<S: membership::Steps>(env: &mut Env, m: &GroupMember<S>) -> Option<i64> {
+        let id = env.invoke(
+            None,
+            Op::Members {
+                group: G.into(),
+                newer_than: None,
+            },
+        );
+        match m.view() {
             Some(v) => {
-                env.ok(id, Value::Names { names: v.members });
-                v.zxid
+                let z = v.zxid;
+                env.ok(id, view(v));
+                Some(z)
             }
             None => {
                 env.fail(id, "no view yet");
-                after
+                None
             }
         }
     }
-    let mut seen = 0;
+    async fn wait<S: membership::Steps>(env: &mut Env, m: &GroupMember<S>, seen: i64, limit: Duration) -> Option<i64> {
+        let id = env.invoke(
+            None,
+            Op::Members {
+                group: G.into(),
+                newer_than: Some(seen),
+            },
+        );
+        match madsim::time::timeout(limit, m.view_changed(seen)).await {
+            Ok(v) => {
+                let z = v.zxid;
+                env.ok(id, view(v));
+                env.exercised(Situation::MembershipViewWaited);
+                Some(z)
+            }
+            Err(_) => {
+                env.fail(id, "no change before the timeout");
+                None
+            }
+        }
+    }
+    // The zxid of the view the current member object last returned.
+    let mut seen: Option<i64> = None;
     while env.running() {
         match member.take() {
             None => {
+                seen = None;
                 let m = join(&env);
                 let id = env.invoke(
                     None,
@@ -124,12 +172,10 @@ pub async fn membership<S: membership::Steps>(mut env: Env, steps: S) {
                     m.leave();
                     env.ok(id, Value::Unit);
                 } else {
-                    let wait = if env.rng.gen_bool(0.3) {
-                        Duration::from_secs(1)
-                    } else {
-                        Duration::ZERO
-                    };
-                    seen = members(&mut env, &m, seen, wait).await;
+                    let after = seen.filter(|_| env.rng.gen_bool(0.3));
+                    if let Some(z) = members(&mut env, &m, after).await {
+                        seen = Some(z);
+                    }
                     member = Some(m);
                 }
             }
@@ -154,8 +200,10 @@ pub async fn membership<S: membership::Steps>(mut env: Env, steps: S) {
         }
     };
     final_barrier(&env, "members-final").await;
-    // Any view (after 0) is the group as it stands once everyone joined.
-    members(&mut env, &m, 0, Duration::from_secs(5)).await;
+    // Any view is the group as it stands once everyone joined; give a
+    // member that just (re-)joined time to read its first one.
+    let _ = madsim::time::timeout(Duration::from_secs(5), m.view_changed(0)).await;
+    members(&mut env, &m, None).await;
     // Stay in the group until every member has recorded its final view:
     // leaving (dropping `m` closes its session) before a slower member
     // read would change that member's view, not show divergence.
