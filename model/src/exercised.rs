@@ -35,6 +35,8 @@ crate::words! {
         DiskLoadsFromSnapshot = "disk.loads-from-snapshot",
         // Reported by the workload (`exercised: NAME` notes in the history).
         AcquireGaveUp = "acquire-gave-up",
+        /// A barrier waiter waited with a time limit (`wait_for`).
+        BarrierTimedWait = "barrier.timed-wait",
         DoubleBarrierRejoined = "double-barrier.rejoined",
         ElectionLongTerm = "election.long-term",
         ElectionLostWhileLeading = "election.lost-while-leading",

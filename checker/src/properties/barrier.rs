@@ -4,7 +4,8 @@
 //! `BarrierWait` invoked after the barrier was set must not return before a
 //! removal was invoked; without them, a `BarrierWait` must not return before
 //! N clients invoked `BarrierEnter` (N = `barrier_size`, else the number of
-//! distinct clients that entered).
+//! distinct clients that entered). Once the barrier is down, a wait keeps
+//! its word ([`super::barrier_wait`]).
 //!
 //! `double-barrier`: a client's enters up to its next leave belong to one
 //! round (an enter retried after a lost session rejoins the same round),
@@ -49,7 +50,7 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
 }
 
 /// [`check`] over the history's operations, already paired.
-pub fn check_ops(_h: &History, ops: &[Operation], p: &Params) -> CheckResult {
+pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let mut by_name: BTreeMap<&str, Vec<&Operation>> = BTreeMap::new();
     for o in ops {
@@ -67,10 +68,11 @@ pub fn check_ops(_h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         let sets = of(|o| matches!(o, Op::BarrierSet { .. }));
         let removes = of(|o| matches!(o, Op::BarrierRemove { .. }));
         let enters = of(|o| matches!(o, Op::BarrierEnter { .. }));
-        let waits: Vec<&Operation> = of(|o| matches!(o, Op::BarrierWait { .. }))
-            .into_iter()
-            .filter(|w| succeeded(w))
-            .collect();
+        let all_waits = of(|o| matches!(o, Op::BarrierWait { .. }));
+        if !sets.is_empty() {
+            super::barrier_wait::check_into(h, name, &sets, &removes, &all_waits, &mut r);
+        }
+        let waits: Vec<&Operation> = all_waits.into_iter().filter(|w| succeeded(w)).collect();
         for w in waits {
             let Some(passed) = w.completed else { continue };
             if !sets.is_empty() {

@@ -16,6 +16,7 @@ pub use params::{
 pub use result::{ms, CheckResult, Verdict, Violation, MAX_LISTED_VIOLATIONS};
 
 pub mod barrier;
+mod barrier_wait;
 mod common;
 mod conditional_set;
 mod config_wait;

@@ -1,5 +1,5 @@
 //! Barriers. Single: client 0 sets a barrier, holds it up a while and
-//! removes it; the others wait on it. Double: every client enters, works and
+//! removes it; the others wait on it, some with a time limit. Double: every client enters, works and
 //! leaves, round after round; client 0 decides the last round (outside
 //! ZooKeeper) so that nobody enters a round the others will not.
 
@@ -8,6 +8,7 @@ use zkdst_model::Situation;
 
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
+use zkdst_checker::properties::gave_up::GAVE_UP;
 use zkdst_recipes::barrier::{Barrier, DoubleBarrier};
 use zkdst_recipes::error::RecipeError;
 
@@ -16,6 +17,10 @@ use super::Env;
 fn name(k: i64) -> String {
     format!("/barriers/b{k}")
 }
+
+/// The share of barrier waits with a time limit, as an application that
+/// will not wait forever makes them.
+const TIMED_WAITS: f64 = 0.3;
 
 pub async fn single(mut env: Env) {
     let mut zk = env.connect();
@@ -60,9 +65,21 @@ pub async fn single(mut env: Env) {
             last = k;
             let b = Barrier::new(ctx.clone(), name(k));
             let id = env.invoke(Some(&zk), Op::BarrierWait { barrier: name(k) });
-            match b.wait().await {
-                Ok(()) => env.ok(id, Value::Unit),
-                Err(e) => env.err(id, &e),
+            if env.rng.gen_bool(TIMED_WAITS) {
+                // Longer than any stall a connected session sees, so a
+                // give-up after the removal is the recipe's (missed-removal).
+                let limit = env.session_timeout_ms as u64 * env.rng.gen_range(2..=3);
+                env.exercised(Situation::BarrierTimedWait);
+                match b.wait_for(Duration::from_millis(limit)).await {
+                    Ok(true) => env.ok(id, Value::Unit),
+                    Ok(false) => env.fail(id, GAVE_UP),
+                    Err(e) => env.err(id, &e),
+                }
+            } else {
+                match b.wait().await {
+                    Ok(()) => env.ok(id, Value::Unit),
+                    Err(e) => env.err(id, &e),
+                }
             }
         }
         env.think().await;
