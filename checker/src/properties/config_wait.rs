@@ -1,77 +1,54 @@
-//! A watched configuration's wait for a change (`ConfigGet` with
-//! `newer_than: Some(n)`, the version the client last saw) promises:
-//! - returned: a version newer than `n` (`change-not-newer`);
-//! - gave up (a definite `Fail`, the caller's timeout): the watcher held
-//!   nothing newer while it waited. Its client's read just before the wait
-//!   (a plain `ConfigGet`, the watcher's value) returning a version above
-//!   `n` shows that it did: a wait begun while the watcher already holds a
-//!   newer value must return at once (`missed-change`). The workload makes
-//!   such a read after a wait times out, then waits again briefly.
+//! A watched configuration's wait for a change: `ConfigGet` with
+//! `newer_than: Some(n)`, the version the client last saw, judged by
+//! [`super::change_wait`] against the client's plain `ConfigGet`s (the
+//! watcher's value) of the same key.
 
-use crate::history::{Op, Operation, Outcome, Value};
+use std::collections::BTreeMap;
 
-use super::common::{by_client, describe, ok_value};
-use super::result::{CheckResult, Violation};
-use super::ViolationKind;
+use crate::history::{Op, Operation, Value};
 
-/// The version a plain read (no `newer_than`) returned.
-fn read_version(o: &Operation) -> Option<i64> {
-    match (&o.op, ok_value(o)) {
-        (Op::ConfigGet { newer_than: None, .. }, Some(Value::Versioned { version, .. })) => Some(*version),
+use super::change_wait::{judge, Watched};
+use super::common::ok_value;
+use super::result::CheckResult;
+
+fn newer_than(o: &Operation) -> Option<i64> {
+    match &o.op {
+        Op::ConfigGet { newer_than, .. } => *newer_than,
         _ => None,
     }
 }
 
+/// The version a get returned.
+fn returned(o: &Operation) -> Option<i64> {
+    match ok_value(o) {
+        Some(Value::Versioned { version, .. }) => Some(*version),
+        _ => None,
+    }
+}
+
+/// The version a plain read (no `newer_than`) returned.
+fn read(o: &Operation) -> Option<i64> {
+    returned(o).filter(|_| matches!(o.op, Op::ConfigGet { newer_than: None, .. }))
+}
+
 pub fn check(ops: &[Operation], r: &mut CheckResult) {
-    let mut gets_by_client = by_client(ops.iter().filter(|o| matches!(o.op, Op::ConfigGet { .. })));
-    for gets in gets_by_client.values_mut() {
-        gets.sort_by_key(|o| (o.invoked, o.id));
-        for (i, w) in gets.iter().enumerate() {
-            let Op::ConfigGet {
-                key,
-                newer_than: Some(n),
-            } = &w.op
-            else {
-                continue;
-            };
-            match (&w.outcome, ok_value(w)) {
-                (_, Some(Value::Versioned { version, .. })) if version <= n => r.violation(
-                    Violation::new(
-                        ViolationKind::ChangeNotNewer,
-                        format!(
-                            "key {key}: {} waited for a change after version {n}, and returned version {version}",
-                            describe(w)
-                        ),
-                    )
-                    .ops([w.id])
-                    .clients([w.client]),
-                ),
-                (Some(Outcome::Fail { .. }), _) => {
-                    let before = gets[..i]
-                        .iter()
-                        .rev()
-                        .find(|o| o.completed.is_some_and(|c| c <= w.invoked));
-                    let Some((read, version)) = before.and_then(|o| read_version(o).map(|v| (o, v))) else {
-                        continue;
-                    };
-                    if version > *n {
-                        r.violation(
-                            Violation::new(
-                                ViolationKind::MissedChange,
-                                format!(
-                                    "key {key}: {} gave up waiting for a change after version {n}, though its watcher already held version {version} ({})",
-                                    describe(w),
-                                    describe(read)
-                                ),
-                            )
-                            .ops([read.id, w.id])
-                            .clients([w.client]),
-                        );
-                    }
-                }
-                _ => {}
-            }
+    let mut gets: BTreeMap<(&str, _), Vec<&Operation>> = BTreeMap::new();
+    for o in ops {
+        if let Op::ConfigGet { key, .. } = &o.op {
+            gets.entry((key.as_str(), o.client)).or_default().push(o);
         }
+    }
+    for ((key, _), mut gets) in gets {
+        gets.sort_by_key(|o| (o.invoked, o.id));
+        let subject = format!("key {key}");
+        let watched = Watched {
+            subject: &subject,
+            order: "version",
+            newer_than,
+            read,
+            returned,
+        };
+        judge(&watched, &gets, r);
     }
 }
 

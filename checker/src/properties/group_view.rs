@@ -6,15 +6,14 @@
 //!   reads from one `Join` to the next) never returns a view older than one
 //!   it returned before (`view-went-back`);
 //! - a wait for a change (`newer_than: Some(n)`) returns a view newer than
-//!   `n` (`change-not-newer`), and gives up (a definite `Fail`, the
-//!   caller's timeout) only if the member held nothing newer: the client's
-//!   plain read just before the wait showing a view newer than `n` is
-//!   `missed-change`. The workload makes such a read after a wait times
-//!   out, then waits again briefly.
+//!   `n`, and gives up only if the member held nothing newer
+//!   ([`super::change_wait`], by zxid).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::history::{Event, History, Op, Operation, Outcome, TxnRecord, Value};
+use crate::history::{Event, History, Op, Operation, TxnRecord, Value};
+
+use super::change_wait::{judge, Watched};
 
 use super::common::{by_client, describe, has_commit_log, ok_value};
 use super::result::{CheckResult, Violation};
@@ -133,52 +132,25 @@ fn went_back(group: &str, ops: &[&Operation], r: &mut CheckResult) {
     }
 }
 
-/// `ops`: one client's operations on the group, in invocation order.
+/// The zxid of the view a plain read (no `newer_than`) returned.
+fn read(o: &Operation) -> Option<i64> {
+    view(o)
+        .map(|(_, z)| z)
+        .filter(|_| matches!(o.op, Op::Members { newer_than: None, .. }))
+}
+
+/// `ops`: one client's operations on the group, in invocation order (its
+/// Joins among them: each starts a new member object).
 fn waits(group: &str, ops: &[&Operation], r: &mut CheckResult) {
-    for (i, w) in ops.iter().enumerate() {
-        let Some(n) = newer_than(w) else { continue };
-        match (&w.outcome, view(w)) {
-            (_, Some((_, zxid))) if zxid <= n => r.violation(
-                Violation::new(
-                    ViolationKind::ChangeNotNewer,
-                    format!(
-                        "group {group}: {} waited for a view newer than zxid {n:#x}, and returned the view as of {zxid:#x}",
-                        describe(w)
-                    ),
-                )
-                .ops([w.id])
-                .clients([w.client]),
-            ),
-            (Some(Outcome::Fail { .. }), _) => {
-                // The client's operation just before the wait: a plain read
-                // of the same member object (a Join in between starts a new
-                // one) showing a newer view.
-                let before = ops[..i]
-                    .iter()
-                    .rev()
-                    .find(|o| o.completed.is_some_and(|c| c <= w.invoked));
-                let Some(read) = before.filter(|o| matches!(o.op, Op::Members { newer_than: None, .. })) else {
-                    continue;
-                };
-                let Some((_, zxid)) = view(read) else { continue };
-                if zxid > n {
-                    r.violation(
-                        Violation::new(
-                            ViolationKind::MissedChange,
-                            format!(
-                                "group {group}: {} gave up waiting for a view newer than zxid {n:#x}, though its member already held the view as of {zxid:#x} ({})",
-                                describe(w),
-                                describe(read)
-                            ),
-                        )
-                        .ops([read.id, w.id])
-                        .clients([w.client]),
-                    );
-                }
-            }
-            _ => {}
-        }
-    }
+    let subject = format!("group {group}");
+    let watched = Watched {
+        subject: &subject,
+        order: "zxid",
+        newer_than,
+        read,
+        returned: |o| view(o).map(|(_, z)| z),
+    };
+    judge(&watched, ops, r);
 }
 
 #[cfg(test)]
