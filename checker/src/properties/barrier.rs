@@ -16,7 +16,8 @@
 //! recipe documents, until it enters again. A participant that passed
 //! enter names its node (`DoubleBarrier::node`, recorded as the enter's
 //! `str` value): a node its session created in the barrier's directory
-//! before enter returned (`unknown-participant-node` otherwise).
+//! before enter returned (`unknown-participant-node` otherwise). Enter and
+//! leave wait on watches, not by polling ([`super::busy_wait`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -158,6 +159,10 @@ pub fn check_double_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResu
         }
     }
     check_nodes(h, ops, &mut r);
+    let waits = ops
+        .iter()
+        .filter(|o| matches!(o.op, Op::BarrierEnter { .. } | Op::BarrierLeave { .. }));
+    super::busy_wait::check_into(h, ops, waits, |o| name_of(&o.op), &mut r);
     for (name, rs) in &rounds {
         for (k, round) in rs.iter().enumerate() {
             let who: BTreeSet<ClientId> = round.enters.iter().map(|e| e.client).collect();

@@ -84,6 +84,7 @@ kinds! {
     StaleActRejected = "stale-act-rejected": "The resource rejected a leader's act because a newer leader had acted, and nothing (no pause, no forced expiry) explains how the old leader fell that far behind: it went on leading after it should have known it lost.",
     PassedBeforeRemoval = "passed-before-removal": PASSED_BEFORE_REMOVAL,
     PassedBeforeNEntered = "passed-before-n-entered": PASSED_BEFORE_REMOVAL,
+    BusyWait = "busy-wait": "A waiting recipe call listed its directory far more often than anything could have woken it (a change of the directory's children, an event of its session): it polls instead of waiting on a watch — a watch never set or never awaited, a wait that returns at once.",
     WaitFailed = "wait-failed": "A barrier wait failed with an error although its session stayed connected throughout: the recipe leaked an error it should have handled (a \"no node\" that means the barrier is down, a failed check taken for an error).",
     MissedRemoval = "missed-removal": "A timed barrier wait gave up although the barrier had been removed before the wait began: the wait does not see an absent barrier as down (a predicate that never holds, an absence it never confirms).",
     EnteredEarly = "entered-early": PASSED_BEFORE_REMOVAL,

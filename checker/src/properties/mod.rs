@@ -17,6 +17,7 @@ pub use result::{ms, CheckResult, Verdict, Violation, MAX_LISTED_VIOLATIONS};
 
 pub mod barrier;
 mod barrier_wait;
+mod busy_wait;
 mod change_wait;
 mod common;
 mod conditional_set;

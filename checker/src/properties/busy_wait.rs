@@ -1,0 +1,199 @@
+//! A waiting recipe call waits on watches, not by polling: each re-listing
+//! of the directory it waits in follows something that could have woken
+//! it — a change of that directory's children (a commit creating or
+//! deleting one) or an event of its own session (a reconnect re-checks).
+//! A call whose listings of one directory exceed twice those wake-ups,
+//! plus a little slack, is `busy-wait`: a watch never set or never waited
+//! on, a wait that returns at once. Judged on the recipe's own calls as the
+//! history records them, with the servers' commit log.
+
+use std::collections::BTreeMap;
+
+use crate::history::{Event, History, Op, Operation, Time, TxnRecord};
+
+use super::common::{by_client, describe, has_commit_log};
+use super::result::{CheckResult, Violation};
+use super::ViolationKind;
+
+/// Listings allowed beyond twice the wake-ups: the first, the last, and a
+/// change that raced a listing.
+const SLACK: usize = 4;
+
+fn parent(path: &str) -> &str {
+    path.rsplit_once('/')
+        .map_or("", |(p, _)| if p.is_empty() { "/" } else { p })
+}
+
+/// Commit times at which each directory's children changed.
+fn child_changes(h: &History) -> BTreeMap<&str, Vec<Time>> {
+    fn visit<'h>(txn: &'h TxnRecord, t: Time, out: &mut BTreeMap<&'h str, Vec<Time>>) {
+        match txn {
+            TxnRecord::Create { path, .. } | TxnRecord::Delete { path } => out.entry(parent(path)).or_default().push(t),
+            TxnRecord::CloseSession { deleted, .. } => {
+                deleted.iter().for_each(|p| out.entry(parent(p)).or_default().push(t))
+            }
+            TxnRecord::Multi { txns } => txns.iter().for_each(|x| visit(x, t, out)),
+            _ => {}
+        }
+    }
+    let mut out = BTreeMap::new();
+    for e in &h.events {
+        if let Event::Commit { time, txn, .. } = e {
+            visit(txn, *time, &mut out);
+        }
+    }
+    out
+}
+
+/// Adds a `busy-wait` violation to `r` for each of `waits` (recipe calls
+/// that wait in directories under `under(call)`) that listed one such
+/// directory more often than its wake-ups explain. `ops`: every operation.
+pub fn check_into<'a>(
+    h: &History,
+    ops: &[Operation],
+    waits: impl Iterator<Item = &'a Operation>,
+    under: fn(&Operation) -> Option<&str>,
+    r: &mut CheckResult,
+) {
+    if !has_commit_log(h) {
+        return;
+    }
+    let changes = child_changes(h);
+    let calls = by_client(ops.iter().filter(|o| matches!(o.op, Op::GetChildren { .. })));
+    let count = |times: Option<&Vec<Time>>, from: Time, to: Time| {
+        times.map_or(0, |ts| ts.iter().filter(|t| (from..=to).contains(*t)).count())
+    };
+    for w in waits {
+        let (Some(dir), Some(to)) = (under(w), w.completed) else {
+            continue;
+        };
+        let Some(listings) = calls.get(&w.client) else { continue };
+        let mut per_dir: BTreeMap<&str, usize> = BTreeMap::new();
+        for l in listings
+            .iter()
+            .filter(|l| l.invoked >= w.invoked && l.completed.is_some_and(|t| t <= to))
+        {
+            let Op::GetChildren { path, .. } = &l.op else { continue };
+            if path
+                .strip_prefix(dir)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+            {
+                *per_dir.entry(path).or_default() += 1;
+            }
+        }
+        let session_events = h
+            .events
+            .iter()
+            .filter(|e| matches!(e, Event::Session { client, time, .. } if *client == w.client && (w.invoked..=to).contains(time)))
+            .count();
+        for (path, n) in per_dir {
+            let wakeups = count(changes.get(path), w.invoked, to) + session_events;
+            if n > 2 * wakeups + SLACK {
+                r.violation(
+                    Violation::new(
+                        ViolationKind::BusyWait,
+                        format!(
+                            "{} listed {path} {n} times, though only {wakeups} change(s) of its children and session event(s) could have woken it",
+                            describe(w)
+                        ),
+                    )
+                    .ops([w.id])
+                    .clients([w.client]),
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{Data, Value};
+    use crate::properties::testkit::Builder;
+
+    fn leave() -> Op {
+        Op::BarrierLeave { barrier: "/b".into() }
+    }
+    fn list() -> Op {
+        Op::GetChildren {
+            path: "/b/round-1".into(),
+            watch: false,
+        }
+    }
+    fn children() -> Value {
+        Value::Children {
+            children: Default::default(),
+            stat: Default::default(),
+        }
+    }
+    fn kinds(b: &Builder) -> Vec<String> {
+        let h = b.clone_build();
+        let ops = crate::properties::common::operations(&h, "t").unwrap();
+        let mut r = CheckResult::new("t");
+        let waits = ops.iter().filter(|o| matches!(o.op, Op::BarrierLeave { .. }));
+        check_into(
+            &h,
+            &ops,
+            waits,
+            |o| match &o.op {
+                Op::BarrierLeave { barrier } => Some(barrier),
+                _ => None,
+            },
+            &mut r,
+        );
+        r.kinds().into_iter().map(String::from).collect()
+    }
+
+    #[test]
+    fn listings_beyond_the_wakeups_are_flagged() {
+        let mut b = Builder::new();
+        b.commit(
+            0,
+            1,
+            TxnRecord::Create {
+                path: "/b/round-1/x".into(),
+                data: Data::default(),
+                ephemeral_owner: 0,
+                session: 0,
+            },
+        );
+        let id = b.invoke(10, 1, leave());
+        // Three changes of the round's children: up to 2 * 3 + 4 listings.
+        for (t, z) in [(20, 2), (30, 3), (40, 4)] {
+            b.commit(
+                t,
+                z,
+                TxnRecord::Delete {
+                    path: "/b/round-1/x".into(),
+                },
+            );
+        }
+        for t in 0..10 {
+            b.ok(11 + t, 11 + t, 1, list(), children());
+        }
+        b.complete(id, 100, crate::history::Outcome::Ok { value: Value::Unit });
+        assert_eq!(kinds(&b), Vec::<String>::new());
+        // One more listing with nothing to wake it: polling.
+        let mut c = Builder::new();
+        c.commit(
+            0,
+            1,
+            TxnRecord::Create {
+                path: "/elsewhere/x".into(),
+                data: Data::default(),
+                ephemeral_owner: 0,
+                session: 0,
+            },
+        );
+        let id = c.invoke(10, 1, leave());
+        for t in 0..5 {
+            c.ok(11 + t, 11 + t, 1, list(), children());
+        }
+        // Another client's listings are not this call's.
+        for t in 0..50 {
+            c.ok(11 + t, 11 + t, 2, list(), children());
+        }
+        c.complete(id, 100, crate::history::Outcome::Ok { value: Value::Unit });
+        assert_eq!(kinds(&c), vec!["busy-wait"]);
+    }
+}
