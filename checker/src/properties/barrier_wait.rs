@@ -11,19 +11,12 @@
 //!   gives timed waits at least twice the session timeout, longer than any
 //!   stall a connected session sees.
 
-use crate::history::{History, Operation, Outcome};
+use crate::history::{History, Operation};
 
-use super::common::{connected_throughout, describe, succeeded};
+use super::common::{connected_throughout, describe, error_text, succeeded};
 use super::gave_up::GAVE_UP;
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
-
-fn error(o: &Operation) -> Option<&str> {
-    match &o.outcome {
-        Some(Outcome::Fail { error } | Outcome::Info { error }) => Some(error),
-        _ => None,
-    }
-}
 
 /// Adds the violations of barrier `name`'s waits to `r`; `sets`, `removes`
 /// and `waits` are its operations of each kind.
@@ -36,7 +29,7 @@ pub fn check_into(
     r: &mut CheckResult,
 ) {
     for w in waits {
-        let Some(e) = error(w) else { continue };
+        let Some(e) = error_text(w) else { continue };
         if !connected_throughout(h, w) {
             continue;
         }

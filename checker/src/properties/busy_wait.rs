@@ -9,7 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{Event, History, Op, Operation, Time, TxnRecord};
+use crate::history::{ClientId, Event, History, Op, Operation, Time, TxnRecord};
+use crate::zk_consistency::tree::parent_of;
 
 use super::common::{by_client, describe, has_commit_log};
 use super::result::{CheckResult, Violation};
@@ -19,9 +20,9 @@ use super::ViolationKind;
 /// change that raced a listing.
 const SLACK: usize = 4;
 
+/// The directory a path lies in ("" for the root, which no wait lists).
 fn parent(path: &str) -> &str {
-    path.rsplit_once('/')
-        .map_or("", |(p, _)| if p.is_empty() { "/" } else { p })
+    parent_of(path).unwrap_or("")
 }
 
 /// Commit times at which each directory's children changed.
@@ -59,6 +60,12 @@ pub fn check_into<'a>(
         return;
     }
     let changes = child_changes(h);
+    let mut session_times: BTreeMap<ClientId, Vec<Time>> = BTreeMap::new();
+    for e in &h.events {
+        if let Event::Session { client, time, .. } = e {
+            session_times.entry(*client).or_default().push(*time);
+        }
+    }
     let calls = by_client(ops.iter().filter(|o| matches!(o.op, Op::GetChildren { .. })));
     let count = |times: Option<&Vec<Time>>, from: Time, to: Time| {
         times.map_or(0, |ts| ts.iter().filter(|t| (from..=to).contains(*t)).count())
@@ -81,11 +88,7 @@ pub fn check_into<'a>(
                 *per_dir.entry(path).or_default() += 1;
             }
         }
-        let session_events = h
-            .events
-            .iter()
-            .filter(|e| matches!(e, Event::Session { client, time, .. } if *client == w.client && (w.invoked..=to).contains(time)))
-            .count();
+        let session_events = count(session_times.get(&w.client), w.invoked, to);
         for (path, n) in per_dir {
             let wakeups = count(changes.get(path), w.invoked, to) + session_events;
             if n > 2 * wakeups + SLACK {

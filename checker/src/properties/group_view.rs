@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::history::{Event, History, Op, Operation, TxnRecord, Value};
 
 use super::change_wait::{judge, Watched};
+use crate::zk_consistency::tree::parent_of;
 
 use super::common::{by_client, describe, has_commit_log, ok_value};
 use super::result::{CheckResult, Violation};
@@ -48,11 +49,7 @@ pub fn check_into(h: &History, group: &str, os: &[&Operation], r: &mut CheckResu
 /// `group`'s children after each commit that changed them, by zxid (a
 /// multi's parts applied together).
 fn children_by_zxid<'h>(h: &'h History, group: &str) -> BTreeMap<i64, BTreeSet<&'h str>> {
-    let child = |path: &'h str| {
-        path.strip_prefix(group)
-            .and_then(|rest| rest.strip_prefix('/'))
-            .filter(|name| !name.is_empty() && !name.contains('/'))
-    };
+    let child = |path: &'h str| (parent_of(path) == Some(group)).then(|| &path[path.rfind('/').map_or(0, |i| i + 1)..]);
     fn apply<'h>(txn: &'h TxnRecord, child: &impl Fn(&'h str) -> Option<&'h str>, now: &mut BTreeSet<&'h str>) -> bool {
         match txn {
             TxnRecord::Create { path, .. } => child(path).is_some_and(|c| now.insert(c)),
