@@ -44,6 +44,11 @@ crate::words! {
         ElectionLeaderAsked = "election.leader-asked",
         /// A group member's wait for a view change returned a newer view.
         MembershipViewWaited = "membership.view-waited",
+        /// A group member acted on its standing (status Joined).
+        MembershipActed = "membership.acted",
+        /// A member managed by hand (its own session, not a `GroupMember`)
+        /// was removed with `remove_member`.
+        MembershipRemovedByHand = "membership.removed-by-hand",
         RevokeHonoured = "revoke-honoured",
         RevokeRequested = "revoke-requested",
         RecipeDirDeleted = "recipe-dir-deleted",

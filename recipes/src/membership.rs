@@ -2,8 +2,9 @@
 //! an ephemeral node `{group}/{member id}`; the view is the group's
 //! children, kept current through a child watch.
 //!
-//! A [`GroupMember`] runs in the background across sessions: while its
-//! session is Disconnected it reports [`MemberStatus::Suspended`] — its
+//! A [`GroupMember`] runs in the background across sessions: the instant
+//! its session is Disconnected, whatever it was doing (re-listing after a
+//! change included), it reports [`MemberStatus::Suspended`] — its
 //! membership may be expiring, so it must not act on group-derived
 //! ownership (the kazoo SetPartitioner bug) — and after an expiry it opens
 //! a new session through its [`Connect`] and re-joins. A node left by an
@@ -23,6 +24,7 @@ use std::marker::PhantomData;
 use std::pin::pin;
 
 use futures::channel::oneshot;
+use futures::future::{select, Either};
 use futures::{select_biased, FutureExt};
 
 use crate::cell::WatchCell;
@@ -217,7 +219,42 @@ impl<C: ZkClient, R: Runtime, S: Steps> Session<C, R, S> {
         });
     }
 
-    async fn run(self, mut stop: Stop) -> (SessionEnd, Stop) {
+    async fn run(self, stop: Stop) -> (SessionEnd, Stop) {
+        let serve = pin!(self.serve(stop));
+        let suspend = pin!(self.suspend_on_disconnect());
+        let (end, stop) = match select(serve, suspend).await {
+            Either::Left((r, _)) => r,
+            // The session ended; serving notices it too.
+            Either::Right(((), serve)) => serve.await,
+        };
+        // The session is gone, and our standing with it, until a new
+        // session re-joins (the next run starts Joining too; until then the
+        // old session is being closed).
+        if let SessionEnd::Lost = end {
+            self.status(MemberStatus::Joining);
+        }
+        (end, stop)
+    }
+
+    /// Suspends the member the instant its connection is lost, whatever
+    /// the session is doing (joining, re-listing after a change, waiting
+    /// for the next); returns when the session ends.
+    async fn suspend_on_disconnect(&self) {
+        let mut states = self.ctx.client().state_watch();
+        loop {
+            match states.changed().await {
+                SessionState::Disconnected => {
+                    if let Some(status) = self.steps.on_disconnected() {
+                        self.status(status);
+                    }
+                }
+                st if st.is_terminal() => return,
+                _ => {}
+            }
+        }
+    }
+
+    async fn serve(&self, mut stop: Stop) -> (SessionEnd, Stop) {
         let mut states = self.ctx.client().state_watch();
         self.status(MemberStatus::Joining);
         let joined = select_biased! {
@@ -259,11 +296,8 @@ impl<C: ZkClient, R: Runtime, S: Steps> Session<C, R, S> {
                     st = states.changed().fuse() => st,
                 };
                 match state {
-                    SessionState::Disconnected => {
-                        if let Some(status) = self.steps.on_disconnected() {
-                            self.status(status);
-                        }
-                    }
+                    // Suspended by suspend_on_disconnect; wait for what follows.
+                    SessionState::Disconnected => {}
                     st if st.is_terminal() => break Woken::SessionLost,
                     _ => break Woken::Reconnected,
                 }

@@ -194,6 +194,13 @@ pub enum Op {
         group: String,
         member: String,
     },
+    /// A member acting on its standing in the group (as a partition owner
+    /// acts on the partitions its view assigns it): recorded only while
+    /// the recipe reported the member Joined, invoked and completed at once.
+    MemberAct {
+        group: String,
+        member: String,
+    },
     /// Returns the member's view of the group as `Value::View` (or, from
     /// older histories, the names alone as `Value::Names`).
     Members {

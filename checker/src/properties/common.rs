@@ -115,7 +115,11 @@ pub fn session_end_after(h: &History, client: ClientId, session: Option<SessionI
 pub fn shows_session_alive(o: &Operation) -> bool {
     let talks_to_zk = !matches!(
         o.op,
-        Op::FencedWrite { .. } | Op::LeaderAct { .. } | Op::LeadershipLost { .. } | Op::HoldLost { .. }
+        Op::FencedWrite { .. }
+            | Op::LeaderAct { .. }
+            | Op::MemberAct { .. }
+            | Op::LeadershipLost { .. }
+            | Op::HoldLost { .. }
     );
     talks_to_zk && matches!(o.outcome, Some(Outcome::Ok { .. }))
 }

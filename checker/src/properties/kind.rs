@@ -101,6 +101,7 @@ kinds! {
     MemberMissing = "member-missing": VIEWS_DIVERGE,
     MemberLingers = "member-lingers": VIEWS_DIVERGE,
     JoinedWithoutNode = "joined-without-node": "A member's join was acknowledged (joined() returned) while its member node did not exist at any moment of the join: the recipe reports Joined before its create was applied, or after the node was gone.",
+    MemberActedSuspended = "member-acted-suspended": "A group member acted on its standing (status Joined) while its session was Disconnected or already ended: its membership may be expiring, so the recipe must report it Suspended the instant the connection is lost (kazoo's SetPartitioner bug) and no longer Joined once the session is gone.",
     ViewWentBack = "view-went-back": "A group member's view went back in time: it returned a view older (a lower pzxid) than one it had already returned. Keep the newest view and discard older reads (from a lagging server or an older session).",
     ViewNeverHeld = "view-never-held": "A group member's view is not a state the group was ever in: its members differ from the group's children at the view's own zxid (pzxid), by the commit log. Typical cause: a view assembled from several reads, or members added or removed by hand instead of read.",
     ConfigWentBack = "config-went-back": "A client's configuration went back in time: it read from a server behind one it had already read from. Keep the highest version seen and ignore older reads.",

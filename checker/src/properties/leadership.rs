@@ -40,19 +40,14 @@
 use std::collections::BTreeMap;
 
 use crate::history::{
-    ClientId, Event, FaultEnd, FaultEvent, FaultKind, FaultStep, History, Op, Operation, Outcome, SessionId,
-    SessionState, Time, TxnRecord, Value,
+    ClientId, Event, History, Op, Operation, Outcome, SessionId, SessionState, Time, TxnRecord, Value,
 };
 
+use super::client_states::{Pauses, SessionStates, STEP};
 use super::common::{describe, ok_value, token};
 use super::result::{ms, CheckResult, Violation};
 use super::ViolationKind;
 use super::{Params, NS_PER_MS};
-
-/// How long an application may take to hear what its recipe learned: its
-/// task and the recipe's run one after the other at the same instant, and
-/// the simulator's clock moves a few nanoseconds per step.
-const STEP: Time = NS_PER_MS;
 
 /// One leadership as the application saw it.
 #[derive(Debug, Clone)]
@@ -122,45 +117,6 @@ impl SessionEnds {
     }
 }
 
-/// When each client's node was paused: `[pause, resume]`, `Time::MAX`
-/// for a pause never resumed.
-struct Pauses(BTreeMap<ClientId, Vec<(Time, Time)>>);
-
-impl Pauses {
-    fn of(h: &History) -> Self {
-        let mut m: BTreeMap<ClientId, Vec<(Time, Time)>> = BTreeMap::new();
-        for e in &h.events {
-            let Event::Fault(FaultEvent {
-                time, kind, targets, ..
-            }) = e
-            else {
-                continue;
-            };
-            for c in targets
-                .iter()
-                .filter_map(|t| t.strip_prefix("client")?.parse::<ClientId>().ok())
-            {
-                let v = m.entry(c).or_default();
-                match kind {
-                    FaultStep::Start(FaultKind::PauseClient) => v.push((*time, Time::MAX)),
-                    FaultStep::End(FaultEnd::Resume) => {
-                        if let Some(last) = v.last_mut().filter(|p| p.1 == Time::MAX) {
-                            last.1 = *time;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        Pauses(m)
-    }
-
-    /// The pause of `client` that covers `[a, b]`, if one does.
-    fn covering(&self, client: ClientId, a: Time, b: Time) -> Option<(Time, Time)> {
-        self.0.get(&client)?.iter().copied().find(|&(p, q)| p <= a && b <= q)
-    }
-}
-
 /// What the judgements share.
 struct Context {
     ends: SessionEnds,
@@ -201,38 +157,6 @@ impl Context {
         ends.iter()
             .copied()
             .find(|&c| (from..=to).contains(&c) && self.could_not_know(client, session, c))
-    }
-}
-
-/// Every session's states as its client saw them, in time order.
-struct SessionStates(BTreeMap<(ClientId, SessionId), Vec<(Time, SessionState)>>);
-
-impl SessionStates {
-    fn of(h: &History) -> Self {
-        let mut m: BTreeMap<(ClientId, SessionId), Vec<(Time, SessionState)>> = BTreeMap::new();
-        for e in &h.events {
-            if let Event::Session {
-                time,
-                client,
-                session,
-                state,
-                ..
-            } = e
-            {
-                m.entry((*client, *session)).or_default().push((*time, *state));
-            }
-        }
-        for v in m.values_mut() {
-            v.sort_by_key(|(t, _)| *t);
-        }
-        SessionStates(m)
-    }
-
-    /// The session's last state at or before `t`: (state, since).
-    fn at(&self, client: ClientId, session: SessionId, t: Time) -> Option<(SessionState, Time)> {
-        let v = self.0.get(&(client, session))?;
-        let n = v.partition_point(|(time, _)| *time <= t);
-        n.checked_sub(1).map(|i| (v[i].1, v[i].0))
     }
 }
 

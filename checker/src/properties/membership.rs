@@ -8,7 +8,8 @@
 //! means the member node `{group}/{member}` existed (the commit log says so)
 //! at some moment between its invocation and its completion. Each view is a
 //! state the group was in, views never go back, and a wait for a change
-//! keeps its word ([`super::group_view`]).
+//! keeps its word ([`super::group_view`]). A member acts on its standing
+//! only while its session is connected ([`super::member_act`]).
 //!
 //! `config`: a client's `ConfigGet` versions never decrease; one version has
 //! one value; the last reads after the heal and after every set agree, on a
@@ -37,18 +38,27 @@ pub fn check_membership(h: &History, p: &Params) -> CheckResult {
 /// [`check_membership`] over the history's operations, already paired.
 pub fn check_membership_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     let mut r = CheckResult::new(MEMBERSHIP);
-    let Some(heal) = healed_at(h, p) else {
-        return CheckResult::unknown(MEMBERSHIP, "the faults never healed: convergence is not required");
-    };
     let mut groups: BTreeMap<&str, Vec<&Operation>> = BTreeMap::new();
     for o in ops {
-        if let Op::Join { group, .. } | Op::Leave { group, .. } | Op::Members { group, .. } = &o.op {
+        if let Op::Join { group, .. }
+        | Op::Leave { group, .. }
+        | Op::Members { group, .. }
+        | Op::MemberAct { group, .. } = &o.op
+        {
             groups.entry(group).or_default().push(o);
         }
     }
+    // What holds at every moment, faults or not.
+    for (group, os) in &groups {
+        joined_with_node(h, group, os, &mut r);
+        super::group_view::check_into(h, group, os, &mut r);
+        super::member_act::check_into(h, group, os, &mut r);
+    }
+    let Some(heal) = healed_at(h, p) else {
+        r.undecided("the faults never healed: convergence is not required");
+        return r;
+    };
     for (group, os) in groups {
-        joined_with_node(h, group, &os, &mut r);
-        super::group_view::check_into(h, group, &os, &mut r);
         let mut last: BTreeMap<ClientId, (&Operation, BTreeSet<&str>)> = BTreeMap::new();
         for o in os
             .iter()

@@ -9,8 +9,10 @@ use zkdst_checker::properties::two_phase::{COORDINATOR, LATE_SLACK_MS};
 use zkdst_model::Situation;
 use zkdst_recipes::config::{publish, Versioned, WatchedValue};
 use zkdst_recipes::counter::{self, Counter};
-use zkdst_recipes::membership::{self, GroupMember, GroupView};
+use zkdst_recipes::membership::{self, remove_member, GroupMember, GroupView, MemberStatus};
+use zkdst_recipes::nodes::create_all;
 use zkdst_recipes::two_phase::{Coordinator, Decision, Site};
+use zkdst_recipes::zk::{CreateMode, ZkClient, ZkError};
 use zkdst_recipes::RecipeError;
 use zkdst_sim::client::AnyClient;
 use zkdst_sim::runtime::SimRuntime;
@@ -142,8 +144,26 @@ pub async fn membership<S: membership::Steps>(mut env: Env, steps: S) {
             }
         }
     }
+    // Acts on the member's standing, as a partition owner does, only while
+    // the recipe says Joined (the checker's member-acted-suspended).
+    fn act<S: membership::Steps>(env: &mut Env, m: &GroupMember<S>) {
+        if m.status() != MemberStatus::Joined {
+            return;
+        }
+        let zk = env.registered();
+        let id = env.invoke(
+            zk.as_ref(),
+            Op::MemberAct {
+                group: G.into(),
+                member: format!("m{}", env.id),
+            },
+        );
+        env.ok(id, Value::Unit);
+        env.exercised(Situation::MembershipActed);
+    }
     // The zxid of the view the current member object last returned.
     let mut seen: Option<i64> = None;
+    let mut by_hand = ByHand::new(G, format!("h{}", env.id));
     while env.running() {
         match member.take() {
             None => {
@@ -171,11 +191,15 @@ pub async fn membership<S: membership::Steps>(mut env: Env, steps: S) {
                     );
                     m.leave();
                     env.ok(id, Value::Unit);
+                } else if env.rng.gen_bool(0.15) {
+                    by_hand.toggle(&mut env).await;
+                    member = Some(m);
                 } else {
                     let after = seen.filter(|_| env.rng.gen_bool(0.3));
                     if let Some(z) = members(&mut env, &m, after).await {
                         seen = Some(z);
                     }
+                    act(&mut env, &m);
                     member = Some(m);
                 }
             }
@@ -199,6 +223,7 @@ pub async fn membership<S: membership::Steps>(mut env: Env, steps: S) {
             m
         }
     };
+    by_hand.leave(&mut env).await;
     final_barrier(&env, "members-final").await;
     // Any view is the group as it stands once everyone joined; give a
     // member that just (re-)joined time to read its first one.
@@ -214,6 +239,113 @@ pub async fn membership<S: membership::Steps>(mut env: Env, steps: S) {
         madsim::time::sleep(Duration::from_millis(50)).await;
     }
     drop(m);
+    drop(by_hand);
+}
+
+/// A second member of the group managed by hand, as an application that
+/// registers itself without a `GroupMember`: an ephemeral node created on a
+/// session of its own, removed with `remove_member` on that session, which
+/// stays open (so a removal that does nothing leaves the node listed).
+struct ByHand {
+    group: &'static str,
+    id: String,
+    session: Option<(AnyClient, SimCtx)>,
+    /// The node may exist: a join was acknowledged or left unknown.
+    maybe_in: bool,
+}
+
+impl ByHand {
+    fn new(group: &'static str, id: String) -> Self {
+        ByHand {
+            group,
+            id,
+            session: None,
+            maybe_in: false,
+        }
+    }
+
+    async fn toggle(&mut self, env: &mut Env) {
+        if self.maybe_in {
+            self.leave(env).await;
+        } else {
+            self.join(env).await;
+        }
+    }
+
+    /// The hand session (a new one once the last has ended).
+    fn session(&mut self, env: &Env) -> (AnyClient, SimCtx) {
+        match &self.session {
+            Some((zk, ctx)) if !zk.state().is_terminal() => (zk.clone(), ctx.clone()),
+            _ => {
+                let zk = env.connect_aside();
+                let ctx = env.ctx(zk.clone());
+                self.session = Some((zk.clone(), ctx.clone()));
+                (zk, ctx)
+            }
+        }
+    }
+
+    async fn join(&mut self, env: &mut Env) {
+        let (zk, ctx) = self.session(env);
+        let path = format!("{}/{}", self.group, self.id);
+        let id = env.invoke(
+            Some(&zk),
+            Op::Join {
+                group: self.group.into(),
+                member: self.id.clone(),
+            },
+        );
+        self.maybe_in = true;
+        let created = async {
+            create_all(&ctx, self.group).await?;
+            let made = ctx
+                .retry(|| async {
+                    match ctx.client().create(&path, &[], CreateMode::Ephemeral).await {
+                        Ok(_) => Ok(true),
+                        Err(ZkError::NodeExists) => Ok(false),
+                        Err(e) => Err(e),
+                    }
+                })
+                .await?;
+            // NodeExists: ours if a lost reply hid our own create.
+            let ours = made
+                || ctx
+                    .retry(|| ctx.client().exists(&path))
+                    .await?
+                    .is_some_and(|s| s.ephemeral_owner == zk.session_id());
+            Ok::<bool, RecipeError>(ours)
+        };
+        match created.await {
+            Ok(true) => env.ok(id, Value::Unit),
+            Ok(false) => {
+                self.maybe_in = false;
+                env.fail(id, "the member id is held by another session");
+            }
+            Err(e) => env.err(id, &e),
+        }
+    }
+
+    async fn leave(&mut self, env: &mut Env) {
+        if !self.maybe_in {
+            return;
+        }
+        let Some((zk, ctx)) = self.session.clone() else {
+            return;
+        };
+        let id = env.invoke(
+            Some(&zk),
+            Op::Leave {
+                group: self.group.into(),
+                member: self.id.clone(),
+            },
+        );
+        // Returns once the node is gone, or its session is (and with it
+        // the node).
+        remove_member(&ctx, self.group, &self.id).await;
+        env.ok(id, Value::Unit);
+        env.exercised(Situation::MembershipRemovedByHand);
+        self.maybe_in = false;
+    }
 }
 
 pub async fn config(mut env: Env) {

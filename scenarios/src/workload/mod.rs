@@ -112,7 +112,18 @@ pub struct Env {
 impl Env {
     /// A fresh session handle (registered for the nemesis's connection faults).
     pub fn connect(&self) -> AnyClient {
-        let zk = AnyClient::connect(
+        let zk = self.connect_aside();
+        self.registry
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(self.id, zk.clone());
+        zk
+    }
+
+    /// A fresh session handle the nemesis's connection faults do not aim
+    /// at (a client's second session: they target its registered one).
+    pub fn connect_aside(&self) -> AnyClient {
+        AnyClient::connect(
             self.kind,
             ClientConfig {
                 id: self.id,
@@ -120,12 +131,17 @@ impl Env {
                 session_timeout_ms: self.session_timeout_ms,
             },
             self.rec.clone(),
-        );
+        )
+    }
+
+    /// The session handle the client last registered (for a recipe that
+    /// manages its own sessions through [`Env::connector`]: its current one).
+    pub fn registered(&self) -> Option<AnyClient> {
         self.registry
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(self.id, zk.clone());
-        zk
+            .get(&self.id)
+            .cloned()
     }
 
     /// A connect function for recipes that manage their own sessions.
