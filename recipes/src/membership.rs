@@ -24,7 +24,6 @@ use std::marker::PhantomData;
 use std::pin::pin;
 
 use futures::channel::oneshot;
-use futures::future::{select, Either};
 use futures::{select_biased, FutureExt};
 
 use crate::cell::WatchCell;
@@ -219,13 +218,21 @@ impl<C: ZkClient, R: Runtime, S: Steps> Session<C, R, S> {
         });
     }
 
-    async fn run(self, stop: Stop) -> (SessionEnd, Stop) {
-        let serve = pin!(self.serve(stop));
-        let suspend = pin!(self.suspend_on_disconnect());
-        let (end, stop) = match select(serve, suspend).await {
-            Either::Left((r, _)) => r,
-            // The session ended; serving notices it too.
-            Either::Right(((), serve)) => serve.await,
+    /// Serves one session until it ends or the member is dropped: the stop
+    /// is heard whatever the session is doing (a dropped member mid-retry
+    /// must not keep its node, nor re-join on a new session).
+    async fn run(self, mut stop: Stop) -> (SessionEnd, Stop) {
+        let serve = self.serve().fuse();
+        let suspend = self.suspend_on_disconnect().fuse();
+        let mut serve = pin!(serve);
+        let mut suspend = pin!(suspend);
+        let end = loop {
+            select_biased! {
+                _ = stop => break SessionEnd::Stopped,
+                end = serve => break end,
+                // The session ended; serving notices it too.
+                () = suspend => {}
+            }
         };
         // The session is gone, and our standing with it, until a new
         // session re-joins (the next run starts Joining too; until then the
@@ -254,16 +261,12 @@ impl<C: ZkClient, R: Runtime, S: Steps> Session<C, R, S> {
         }
     }
 
-    async fn serve(&self, mut stop: Stop) -> (SessionEnd, Stop) {
+    async fn serve(&self) -> SessionEnd {
         let mut states = self.ctx.client().state_watch();
         self.status(MemberStatus::Joining);
-        let joined = select_biased! {
-            _ = stop => return (SessionEnd::Stopped, stop),
-            r = self.join(&mut states).fuse() => r,
-        };
-        if let Err(e) = joined {
+        if let Err(e) = self.join(&mut states).await {
             tracing::debug!(error = %e, group = %self.group, "join failed; new session");
-            return (SessionEnd::Lost, stop);
+            return SessionEnd::Lost;
         }
         loop {
             let listed = self
@@ -279,7 +282,7 @@ impl<C: ZkClient, R: Runtime, S: Steps> Session<C, R, S> {
                     });
                     watch
                 }
-                Err(_) => return (SessionEnd::Lost, stop),
+                Err(_) => return SessionEnd::Lost,
             };
             if self.ctx.client().state().is_connected() {
                 self.status(MemberStatus::Joined);
@@ -287,7 +290,6 @@ impl<C: ZkClient, R: Runtime, S: Steps> Session<C, R, S> {
             let mut node = pin!(watch.changed().fuse());
             let woken = loop {
                 let state = select_biased! {
-                    _ = stop => return (SessionEnd::Stopped, stop),
                     ev = node => break if ev.is_session_event() && ev.state.is_terminal() {
                         Woken::SessionLost
                     } else {
@@ -303,14 +305,14 @@ impl<C: ZkClient, R: Runtime, S: Steps> Session<C, R, S> {
                 }
             };
             match woken {
-                Woken::SessionLost => return (SessionEnd::Lost, stop),
+                Woken::SessionLost => return SessionEnd::Lost,
                 Woken::Node(_) => {}
                 Woken::Reconnected => {
                     // Our node survives a reconnect with the same session;
                     // re-check only that nobody deleted it.
                     if let Err(e) = self.join(&mut states).await {
                         tracing::debug!(error = %e, "rejoin failed; new session");
-                        return (SessionEnd::Lost, stop);
+                        return SessionEnd::Lost;
                     }
                 }
             }

@@ -39,6 +39,11 @@ pub async fn run_sessions<C, R, K, F, Fut>(
 {
     let mut attempt = 0u32;
     loop {
+        // A stop that already fired wins before connecting: the connect
+        // function may open a session as it is called, not as it is polled.
+        if (&mut stop).now_or_never().is_some() {
+            return;
+        }
         let connected = select_biased! {
             _ = stop => return,
             c = connect.connect().fuse() => c,
