@@ -29,13 +29,13 @@ use futures::{select_biased, FutureExt};
 use crate::cell::WatchCell;
 use crate::ctx::{Connect, Ctx};
 use crate::error::{RecipeError, RecipeResult};
-use crate::nodes::{create_all, delete_own};
+use crate::nodes::{claim_ephemeral, create_all, delete_own, Claim};
 use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
 use crate::session_loop::{run_sessions, SessionEnd, Stop};
 use crate::wait::{watch_or_session, Woken};
 use crate::zk::path::join;
-use crate::zk::{CreateMode, SessionState, ZkClient, ZkError};
+use crate::zk::{SessionState, ZkClient};
 
 /// The members of a group as of one zxid.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -328,34 +328,17 @@ impl<C: ZkClient, R: Runtime, S: Steps> Session<C, R, S> {
             return Ok(());
         };
         let path = join(&self.group, id);
-        let me = ctx.session_id().await?;
         loop {
-            let created = ctx
-                .retry(|| async {
-                    match ctx.client().create(&path, data, CreateMode::Ephemeral).await {
-                        Ok(_) => Ok(true),
-                        Err(ZkError::NodeExists) => Ok(false),
-                        Err(e) => Err(e),
-                    }
-                })
-                .await?;
-            if created {
+            let Claim::Held(owner) = claim_ephemeral(ctx, &path, data).await? else {
                 return Ok(());
-            }
+            };
+            tracing::debug!(owner, path, "member id held by another session; waiting");
             let (stat, watch) = ctx.retry(|| ctx.client().exists_watch(&path)).await?;
-            match stat {
-                Some(s) if s.ephemeral_owner == me => return Ok(()),
-                None => continue,
-                Some(s) => {
-                    tracing::debug!(
-                        owner = s.ephemeral_owner,
-                        path,
-                        "member id held by another session; waiting"
-                    );
-                    if watch_or_session(watch, states).await == Woken::SessionLost {
-                        return Err(RecipeError::SessionLost);
-                    }
-                }
+            // Wait only on the holder just seen; any other change, claim again.
+            if stat.is_some_and(|s| s.ephemeral_owner == owner)
+                && watch_or_session(watch, states).await == Woken::SessionLost
+            {
+                return Err(RecipeError::SessionLost);
             }
         }
     }

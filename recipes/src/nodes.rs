@@ -1,13 +1,14 @@
 //! Node helpers shared by the recipes: `create_all`, the protected
-//! (guid-named) create, finding our own node after ConnectionLoss, and the
-//! background deletion that keeps cancelled or released nodes from leaking.
+//! (guid-named) create, claiming a fixed-name ephemeral, finding our own
+//! node after ConnectionLoss, and the background deletion that keeps
+//! cancelled or released nodes from leaking.
 
 use crate::ctx::Ctx;
 use crate::error::{RecipeError, RecipeResult};
 use crate::guid::Guid;
 use crate::runtime::Runtime;
 use crate::zk::path::join;
-use crate::zk::{CreateMode, Stat, ZkClient, ZkError, ANY_VERSION};
+use crate::zk::{CreateMode, SessionId, Stat, ZkClient, ZkError, ANY_VERSION};
 
 /// Creates `path` and every missing ancestor as empty persistent nodes.
 /// NodeExists is success, so ConnectionLoss can be retried blindly.
@@ -30,6 +31,43 @@ pub async fn create_all<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &str) ->
         res?;
     }
     Ok(())
+}
+
+/// Who holds a fixed-name ephemeral node once we tried to create it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// Our session's: created now, or by a create of ours whose reply was
+    /// lost.
+    Ours,
+    /// Another session's (its id): a live holder of the same name.
+    Held(SessionId),
+}
+
+/// Creates the ephemeral `path` with `data` on our session, or finds who
+/// holds it. NodeExists after a ConnectionLoss may be our own create,
+/// applied, so the owner is read back; a node gone by then is created
+/// again.
+pub async fn claim_ephemeral<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &str, data: &[u8]) -> RecipeResult<Claim> {
+    let me = ctx.session_id().await?;
+    loop {
+        let created = ctx
+            .retry(|| async {
+                match ctx.client().create(path, data, CreateMode::Ephemeral).await {
+                    Ok(_) => Ok(true),
+                    Err(ZkError::NodeExists) => Ok(false),
+                    Err(e) => Err(e),
+                }
+            })
+            .await?;
+        if created {
+            return Ok(Claim::Ours);
+        }
+        match ctx.retry(|| ctx.client().exists(path)).await? {
+            Some(s) if s.ephemeral_owner == me => return Ok(Claim::Ours),
+            Some(s) => return Ok(Claim::Held(s.ephemeral_owner)),
+            None => {}
+        }
+    }
 }
 
 /// Our node named with `guid` under `dir`, if it exists. Ephemerals must also

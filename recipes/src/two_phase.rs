@@ -33,7 +33,7 @@ use futures::{select_biased, FutureExt};
 
 use crate::ctx::Ctx;
 use crate::error::{RecipeError, RecipeResult};
-use crate::nodes::create_all;
+use crate::nodes::{claim_ephemeral, create_all, Claim};
 use crate::runtime::Runtime;
 use crate::wait::{maybe, watch_or_session, Woken};
 use crate::zk::path::join;
@@ -272,25 +272,9 @@ impl<C: ZkClient, R: Runtime> Site<C, R> {
                 paths.tx
             )));
         }
-        let me = ctx.session_id().await?;
         let path = join(&paths.alive, site);
-        let created = ctx
-            .retry(|| async {
-                match ctx.client().create(&path, &[], CreateMode::Ephemeral).await {
-                    Ok(_) => Ok(true),
-                    Err(ZkError::NodeExists) => Ok(false),
-                    Err(e) => Err(e),
-                }
-            })
-            .await?;
-        if !created {
-            let owner = ctx
-                .retry(|| ctx.client().exists(&path))
-                .await?
-                .map(|s| s.ephemeral_owner);
-            if owner != Some(me) {
-                return Err(RecipeError::Conflict(format!("{path} is held by another session")));
-            }
+        if let Claim::Held(_) = claim_ephemeral(&ctx, &path, &[]).await? {
+            return Err(RecipeError::Conflict(format!("{path} is held by another session")));
         }
         Ok(Site {
             ctx,

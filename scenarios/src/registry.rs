@@ -257,11 +257,11 @@ pub static RECIPES: &[Entry] = &[
     },
     Entry {
         recipe: Recipe::Membership,
-        client: |e| w::misc::membership(e, membership::Exact).boxed(),
+        client: |e| w::membership::client(e, membership::Exact).boxed(),
         checkers: &["membership"],
         dirs: &[],
         planted: &[planted(Variant::SuspendedIgnoredMember, "suspended ignored", |e| {
-            w::misc::membership(e, IgnoreSuspension).boxed()
+            w::membership::client(e, IgnoreSuspension).boxed()
         })],
     },
     Entry {

@@ -22,12 +22,15 @@ use super::common::describe;
 use super::result::{ms, CheckResult, Violation};
 use super::ViolationKind;
 
-/// Judges the members' acts of `group` (its operations `os`) into `r`.
-pub fn check_into(h: &History, group: &str, os: &[&Operation], r: &mut CheckResult) {
-    let acts: Vec<&Operation> = os
+/// Judges every member's act among `ops` (of any group) into `r`. The
+/// session and pause evidence is built once, for all groups.
+pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
+    let acts: Vec<(&Operation, &str)> = ops
         .iter()
-        .copied()
-        .filter(|o| matches!(&o.op, Op::MemberAct { group: g, .. } if g == group))
+        .filter_map(|o| match &o.op {
+            Op::MemberAct { group, .. } => Some((o, group.as_str())),
+            _ => None,
+        })
         .collect();
     if acts.is_empty() {
         return;
@@ -35,7 +38,7 @@ pub fn check_into(h: &History, group: &str, os: &[&Operation], r: &mut CheckResu
     let states = SessionStates::of(h);
     let pauses = Pauses::of(h);
     let mut judged = 0;
-    for o in acts {
+    for (o, group) in acts {
         let Some(session) = o.session else {
             continue;
         };
@@ -124,6 +127,24 @@ mod tests {
     }
 
     #[test]
+    fn acts_of_every_group_are_counted() {
+        let mut b = connected();
+        let id = b.invoke_s(
+            20,
+            1,
+            Some(S),
+            Op::MemberAct {
+                group: "/groups/other".into(),
+                member: "m1".into(),
+            },
+        );
+        b.complete(id, 20, crate::history::Outcome::Ok { value: Value::Unit });
+        let r = check_membership(&b.build(), &Params::default());
+        assert!(r.violations.is_empty(), "{r:#?}");
+        assert_eq!(r.figures["member_acts_judged"], 2.0);
+    }
+
+    #[test]
     fn acting_while_disconnected_fails() {
         let mut b = connected();
         b.session(20, 1, S, SessionState::Disconnected);
@@ -164,7 +185,7 @@ mod tests {
     }
 
     #[test]
-    fn an_act_of_another_group_is_not_this_ones() {
+    fn an_act_is_judged_under_its_own_group() {
         let mut b = connected();
         b.session(20, 1, S, SessionState::Disconnected);
         let id = b.invoke_s(

@@ -52,8 +52,8 @@ pub fn check_membership_ops(h: &History, ops: &[Operation], p: &Params) -> Check
     for (group, os) in &groups {
         joined_with_node(h, group, os, &mut r);
         super::group_view::check_into(h, group, os, &mut r);
-        super::member_act::check_into(h, group, os, &mut r);
     }
+    super::member_act::check_into(h, ops, &mut r);
     let Some(heal) = healed_at(h, p) else {
         r.undecided("the faults never healed: convergence is not required");
         return r;

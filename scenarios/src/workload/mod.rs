@@ -9,6 +9,7 @@ pub(crate) mod election;
 pub(crate) mod ensemble;
 pub(crate) mod library_lock;
 pub(crate) mod locks;
+pub(crate) mod membership;
 pub(crate) mod misc;
 mod new_session;
 mod partitioner;
@@ -27,6 +28,7 @@ use rand_chacha::ChaCha8Rng;
 use zkdst_checker::history::{Op, OpId, Outcome, Value};
 use zkdst_checker::properties::gave_up::GAVE_UP;
 use zkdst_model::Situation;
+use zkdst_recipes::ctx::Connect;
 use zkdst_recipes::zk::{ZkClient, ZkError, ZkResult};
 use zkdst_recipes::{Ctx, RecipeError};
 use zkdst_sim::client::{AnyClient, ClientConfig, ClientKind};
@@ -112,26 +114,21 @@ pub struct Env {
 impl Env {
     /// A fresh session handle (registered for the nemesis's connection faults).
     pub fn connect(&self) -> AnyClient {
-        let zk = self.connect_aside();
-        self.registry
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(self.id, zk.clone());
-        zk
+        register(&self.registry, self.id, self.connect_aside())
     }
 
     /// A fresh session handle the nemesis's connection faults do not aim
     /// at (a client's second session: they target its registered one).
     pub fn connect_aside(&self) -> AnyClient {
-        AnyClient::connect(
-            self.kind,
-            ClientConfig {
-                id: self.id,
-                servers: self.servers.clone(),
-                session_timeout_ms: self.session_timeout_ms,
-            },
-            self.rec.clone(),
-        )
+        AnyClient::connect(self.kind, self.client_config(), self.rec.clone())
+    }
+
+    fn client_config(&self) -> ClientConfig {
+        ClientConfig {
+            id: self.id,
+            servers: self.servers.clone(),
+            session_timeout_ms: self.session_timeout_ms,
+        }
     }
 
     /// The session handle the client last registered (for a recipe that
@@ -144,25 +141,18 @@ impl Env {
             .cloned()
     }
 
-    /// A connect function for recipes that manage their own sessions.
-    pub fn connector(
-        &self,
-    ) -> impl Fn() -> std::future::Ready<zkdst_recipes::zk::ZkResult<AnyClient>> + Send + Sync + 'static {
-        let cfg = ClientConfig {
-            id: self.id,
-            servers: self.servers.clone(),
-            session_timeout_ms: self.session_timeout_ms,
-        };
-        let rec = self.rec.clone();
-        let registry = self.registry.clone();
-        let kind = self.kind;
+    /// A connect function for recipes that manage their own sessions: each
+    /// session is opened (and registered, as by [`Env::connect`]) when the
+    /// recipe awaits it, not when it calls, so a recipe that calls and then
+    /// drops the future leaks no session.
+    pub fn connector(&self) -> impl Connect<AnyClient> {
+        let (kind, cfg, rec, registry) = (self.kind, self.client_config(), self.rec.clone(), self.registry.clone());
         move || {
-            let zk = AnyClient::connect(kind, cfg.clone(), rec.clone());
-            registry
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(cfg.id, zk.clone());
-            std::future::ready(Ok(zk))
+            let (cfg, rec, registry) = (cfg.clone(), rec.clone(), registry.clone());
+            async move {
+                let id = cfg.id;
+                Ok(register(&registry, id, AnyClient::connect(kind, cfg, rec)))
+            }
         }
     }
 
@@ -387,4 +377,26 @@ pub fn spawn(
         out.push(node.spawn(client(env)));
     }
     out
+}
+
+/// Waits until every client reached the final phase (or a deadline), then
+/// for the views to settle.
+pub(crate) async fn final_barrier(env: &Env, key: &str) {
+    let n = env.shared.round(key);
+    env.shared.set_round(key, n + 1);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while env.shared.round(key) < env.clients as i64 && Instant::now() < deadline {
+        madsim::time::sleep(Duration::from_millis(50)).await;
+    }
+    madsim::time::sleep(Duration::from_millis(env.session_timeout_ms as u64 * 2)).await;
+}
+
+/// Makes `zk` the client's registered session: the one the nemesis's
+/// connection faults aim at.
+fn register(registry: &ClientRegistry, id: u32, zk: AnyClient) -> AnyClient {
+    registry
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(id, zk.clone());
+    zk
 }
