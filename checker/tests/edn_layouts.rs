@@ -178,9 +178,13 @@ fn history() -> impl Strategy<Value = History> {
                         (Op::Read { .. }, n) => Value::Int { value: n },
                         (Op::Acquire { .. }, n) if n < 0 => Value::Unit,
                         (Op::Acquire { .. }, n) => Value::Token { token: n },
-                        (Op::Dequeue { .. }, n) if n < 0 => Value::Item { item: None },
+                        (Op::Dequeue { .. }, n) if n < 0 => Value::Item {
+                            item: None,
+                            priority: None,
+                        },
                         (Op::Dequeue { .. }, n) => Value::Item {
                             item: Some(n.to_string()),
+                            priority: None,
                         },
                         _ => Value::Unit,
                     },

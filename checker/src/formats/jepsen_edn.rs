@@ -187,9 +187,13 @@ fn result(op: &Op, value: &Edn) -> Option<Value> {
         },
         (Op::Read { .. }, _) => return None,
         (Op::Acquire { .. }, Edn::Int(t)) => Value::Token { token: *t },
-        (Op::Dequeue { .. }, Edn::Nil) => Value::Item { item: None },
+        (Op::Dequeue { .. }, Edn::Nil) => Value::Item {
+            item: None,
+            priority: None,
+        },
         (Op::Dequeue { .. }, v) => Value::Item {
             item: Some(v.to_string()),
+            priority: None,
         },
         _ => Value::Unit,
     })

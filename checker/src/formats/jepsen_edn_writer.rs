@@ -205,8 +205,8 @@ fn result_value(op: &Op, value: &Value) -> Option<Edn> {
         (Op::Read { key: Some(k) }, Value::Nil) => Edn::Vector(vec![key(k), Edn::Nil]),
         (Op::Read { key: Some(k) }, Value::Int { value }) => Edn::Vector(vec![key(k), Edn::Int(*value)]),
         (Op::Acquire { .. }, Value::Token { token }) => Edn::Int(*token),
-        (Op::Dequeue { .. }, Value::Item { item: None }) => Edn::Nil,
-        (Op::Dequeue { .. }, Value::Item { item: Some(text) }) => item(text).filter(|v| *v != Edn::Nil)?,
+        (Op::Dequeue { .. }, Value::Item { item: None, .. }) => Edn::Nil,
+        (Op::Dequeue { .. }, Value::Item { item: Some(text), .. }) => item(text).filter(|v| *v != Edn::Nil)?,
         (
             Op::Write { .. } | Op::Cas { .. } | Op::Acquire { .. } | Op::Release { .. } | Op::Enqueue { .. },
             Value::Unit,

@@ -340,8 +340,12 @@ pub enum Value {
     Token {
         token: i64,
     },
+    /// A taken item (`None`: nothing to take), and the priority the
+    /// recipe reported for it, where it reports one.
     Item {
         item: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        priority: Option<i64>,
     },
     Versioned {
         value: Option<String>,

@@ -79,7 +79,7 @@ impl Model for Queue {
         match (input, value) {
             (QueueInput::Enqueue { .. }, Value::Unit) => Ok(QueueOutput::Enqueued),
             (QueueInput::Enqueue { .. }, _) => Err("unit for an enqueue"),
-            (QueueInput::Dequeue { .. }, Value::Item { item }) => Ok(QueueOutput::Dequeued(item.clone())),
+            (QueueInput::Dequeue { .. }, Value::Item { item, .. }) => Ok(QueueOutput::Dequeued(item.clone())),
             (QueueInput::Dequeue { .. }, Value::Str { value }) => Ok(QueueOutput::Dequeued(Some(value.clone()))),
             (QueueInput::Dequeue { .. }, Value::Nil) => Ok(QueueOutput::Dequeued(None)),
             (QueueInput::Dequeue { .. }, _) => Err("an item or nil for a dequeue"),

@@ -69,6 +69,7 @@ kinds! {
     PhantomItem = "phantom-item": "Something was delivered that nobody enqueued: check item encoding, or a consumer reading another queue's nodes.",
     DeliveredBeforeEnqueued = "delivered-before-enqueued": "An item came out before it went in: the history's clock or item naming is inconsistent.",
     FifoOrder = "fifo-order": "Items came out out of order. Children lists are unordered in ZooKeeper: sort by the sequence suffix, not by the order getChildren returns.",
+    WrongPriority = "wrong-priority": "A taken item came back with a priority other than the one it was enqueued with: check that the priority is decoded from the node name as it was encoded.",
     PriorityOrder = "priority-order": "A lower-priority item was taken while a higher-priority one waited: check how the priority is encoded in node names and sorted.",
     TwoLeadersOneEpoch = "two-leaders-one-epoch": TWO_LEADERS_ONE_EPOCH,
     TokenNotCandidateNode = "token-not-candidate-node": "A campaign returned an epoch that is not its own candidate node's czxid (in the election's directory, created by its session): the leader's fencing token does not name its own leadership, so the resource cannot order it against others.",

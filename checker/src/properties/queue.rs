@@ -2,6 +2,10 @@
 //! once, as the recipe declares); nothing is delivered that was never
 //! enqueued (an ambiguous enqueue may be delivered, at most once under
 //! exactly-once); FIFO where promised; priority order for priority queues.
+//! A take that reports its item's priority reports the one the item was
+//! enqueued with (`wrong-priority`): the priority lives in the node's name,
+//! so a recipe that encodes it one way and decodes it another hands the
+//! application a different one.
 //!
 //! At-least-once consumers also record `Complete`: after one returned Ok
 //! the item is never handed out again, and once the queue drained every
@@ -62,7 +66,7 @@ struct Q<'a> {
 
 fn dequeued(o: &Operation) -> Option<Option<&str>> {
     match ok_value(o)? {
-        Value::Item { item } => Some(item.as_deref()),
+        Value::Item { item, .. } => Some(item.as_deref()),
         Value::Str { value } => Some(Some(value.as_str())),
         _ => None,
     }
@@ -173,6 +177,7 @@ fn check_deliveries(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
                 .clients(ds.iter().map(|d| d.client)),
             );
         }
+        check_reported_priority(name, item, es, ds, r);
         if let (Some(d), Some(e)) = (first, es.iter().min_by_key(|e| e.invoked)) {
             if d.completed.is_some_and(|t| t < e.invoked) {
                 r.violation(
@@ -188,6 +193,41 @@ fn check_deliveries(name: &str, q: &Q, p: &Params, r: &mut CheckResult) {
                     .clients([d.client, e.client]),
                 );
             }
+        }
+    }
+}
+
+/// Every take of `item` that reports a priority reports one that an
+/// enqueue of it carried.
+fn check_reported_priority(name: &str, item: &str, es: &[&Operation], ds: &[&Operation], r: &mut CheckResult) {
+    let enqueued: Vec<i64> = es
+        .iter()
+        .filter_map(|e| match e.op {
+            Op::Enqueue { priority, .. } => Some(priority),
+            _ => None,
+        })
+        .collect();
+    for d in ds {
+        let Some(Value::Item {
+            priority: Some(reported),
+            ..
+        }) = ok_value(d)
+        else {
+            continue;
+        };
+        if !enqueued.contains(reported) {
+            r.violation(
+                Violation::new(
+                    ViolationKind::WrongPriority,
+                    format!(
+                        "queue {name}: {} returned {item:?} with priority {reported}, but it was enqueued with \
+                         priority {enqueued:?}",
+                        describe(d)
+                    ),
+                )
+                .ops(es.iter().chain([d]).map(|o| o.id))
+                .clients([d.client]),
+            );
         }
     }
 }
@@ -504,6 +544,7 @@ mod tests {
     fn item(i: Option<&str>) -> Value {
         Value::Item {
             item: i.map(String::from),
+            priority: None,
         }
     }
 
@@ -850,5 +891,26 @@ mod tests {
         b.ok(4, 5, 2, deq(), item(Some("low")));
         b.ok(6, 7, 2, deq(), item(Some("high")));
         assert_eq!(check(&b.build(), &p).kinds(), vec!["priority-order"]);
+    }
+
+    #[test]
+    fn a_take_reports_the_priority_its_item_was_enqueued_with() {
+        let taken = |priority| Value::Item {
+            item: Some("a".into()),
+            priority: Some(priority),
+        };
+        let p = Params {
+            priority: true,
+            ..Params::default()
+        };
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, enq_p("a", -2), Value::Unit);
+        b.ok(2, 3, 2, deq(), taken(-2));
+        assert_eq!(check(&b.build(), &p).verdict, Verdict::Pass);
+        // Decoded with the sign bit set, as a mis-decoding recipe would.
+        let mut b = Builder::new();
+        b.ok(0, 1, 1, enq_p("a", 2), Value::Unit);
+        b.ok(2, 3, 2, deq(), taken(2 - (1 << 31)));
+        assert_eq!(check(&b.build(), &p).kinds(), vec!["wrong-priority"]);
     }
 }

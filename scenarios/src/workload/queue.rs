@@ -78,7 +78,9 @@ async fn produce<S: Steps>(mut env: Env, priority: bool, steps: S) {
         env.renew(&mut zk, &mut ctx);
         n += 1;
         let item = format!("p{}-{n}", env.id);
-        let prio: i32 = if priority { env.rng.gen_range(0..3) } else { 0 };
+        // Negative priorities too: they sort before zero only if the
+        // recipe's name encoding handles the sign.
+        let prio: i32 = if priority { env.rng.gen_range(-2..3) } else { 0 };
         let q = Queue::with_steps(ctx.clone(), Q, steps.clone());
         // Backpressure (not recorded: the workload's pacing, not an op).
         // One `exists` per look, as a producer application would pace
@@ -111,6 +113,7 @@ async fn produce<S: Steps>(mut env: Env, priority: bool, steps: S) {
 fn item_value(i: &QueueItem) -> Value {
     Value::Item {
         item: Some(String::from_utf8_lossy(&i.data).into_owned()),
+        priority: Some(i.priority.into()),
     }
 }
 
