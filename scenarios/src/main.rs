@@ -273,10 +273,16 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
         Cmd::Shrink { scenario, seed, out } => {
             let sc = load(&scenario)?;
             quiet_seed_panics();
-            let r = shrink::shrink(&sc, seed, |msg| eprintln!("{msg}"));
-            let Some(r) = r else {
-                println!("seed {seed} does not fail: nothing to shrink");
-                return Ok(ExitCode::SUCCESS);
+            let r = match shrink::shrink(&sc, seed, |msg| eprintln!("{msg}")) {
+                Ok(r) => r,
+                Err(shrink::Unshrunk::Passes) => {
+                    println!("seed {seed} does not fail: nothing to shrink");
+                    return Ok(ExitCode::SUCCESS);
+                }
+                Err(shrink::Unshrunk::Hung) => {
+                    println!("seed {seed} hung: not shrunk (`zkdst run` shows the error)");
+                    return Ok(ExitCode::FAILURE);
+                }
             };
             let out = out.unwrap_or_else(|| PathBuf::from(format!("{}-{seed}.plan.json", sc.name)));
             std::fs::write(&out, r.plan.to_json()).with_context(|| format!("{}: cannot write", out.display()))?;

@@ -15,7 +15,7 @@ use zkdst_checker::properties::{self, progress, CheckResult, Verdict, PARAMS_MET
 use zkdst_sim::client::ClientKind;
 use zkdst_sim::cluster::{Cluster, EnsembleConfig};
 use zkdst_sim::recorder::Recorder;
-use zkdst_sim::runner::run_seed;
+use zkdst_sim::runner::{run_seed, SeedError};
 
 use crate::nemesis::{self, ClientRegistry, DEFAULT_LATENCY};
 use crate::plan::FaultPlan;
@@ -50,6 +50,9 @@ pub struct RunOutcome {
     pub verdict: RunVerdict,
     /// Failure of the run itself (panic, no initial leader), if any.
     pub error: Option<String>,
+    /// The run met its real-time limit (a task spinning): its error says
+    /// so, and re-running it (to shrink) would only meet the limit again.
+    pub hung: bool,
     pub plan: FaultPlan,
     pub stats: Stats,
     pub fingerprint: u64,
@@ -122,15 +125,25 @@ pub fn run(scenario: &Scenario, seed: u64, plan: Option<&FaultPlan>) -> RunOutco
     let mut phases = Phases::default();
     let mut mark = started;
     phases.lap("simulate", &mut mark);
+    let hung = matches!(sim, Err(SeedError::Hung { .. }));
     let sim = match sim {
         Ok(s) => s,
         Err(e) => SimResult {
             history: History::new(),
             stats: Stats::default(),
-            error: Some(e.to_string()),
+            // Named by the user's seed, not the scheduler's stream key.
+            error: Some(
+                match e {
+                    SeedError::Panicked { message, .. } => SeedError::Panicked { seed, message },
+                    SeedError::Hung { limit, .. } => SeedError::Hung { seed, limit },
+                }
+                .to_string(),
+            ),
         },
     };
-    finish(scenario, seed, plan, sim, started, phases, mark)
+    let mut outcome = finish(scenario, seed, plan, sim, started, phases, mark);
+    outcome.hung = hung;
+    outcome
 }
 
 fn finish(
@@ -191,6 +204,7 @@ fn finish(
         results,
         verdict,
         error,
+        hung: false,
         plan,
         stats,
         wall: started.elapsed(),

@@ -18,11 +18,27 @@ pub struct Shrunk {
     pub runs: usize,
 }
 
-/// Shrinks the failure of `seed`; `None` if the seed passes.
-pub fn shrink(scenario: &Scenario, seed: u64, mut log: impl FnMut(String)) -> Option<Shrunk> {
+/// Why a seed was not shrunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unshrunk {
+    /// It does not fail.
+    Passes,
+    /// It hung (met the real-time limit): every run of a smaller plan
+    /// could take the limit again.
+    Hung,
+}
+
+/// Shrinks the failure of `seed`.
+pub fn shrink(scenario: &Scenario, seed: u64, mut log: impl FnMut(String)) -> Result<Shrunk, Unshrunk> {
     let first = run(scenario, seed, None);
     if first.verdict != RunVerdict::Fail {
-        return None;
+        return Err(Unshrunk::Passes);
+    }
+    if first.hung {
+        log(format!(
+            "seed {seed} hung; not shrunk: every run of it could take the real-time limit again"
+        ));
+        return Err(Unshrunk::Hung);
     }
     // The same failure: every violation kind (checker:kind) of the first
     // run, so that a smaller plan failing some other way is not taken.
@@ -90,7 +106,7 @@ pub fn shrink(scenario: &Scenario, seed: u64, mut log: impl FnMut(String)) -> Op
             break;
         }
     }
-    Some(Shrunk {
+    Ok(Shrunk {
         plan,
         original_faults,
         checks: target,

@@ -143,7 +143,7 @@ impl Store {
             }
             *n += 1;
             log(format!("shrinking {} seed {}", s.file.display(), s.seed));
-            let Some(r) = shrink::shrink(&s.scenario, s.seed, &mut log) else {
+            let Ok(r) = shrink::shrink(&s.scenario, s.seed, &mut log) else {
                 continue;
             };
             let plan_file = s.dir.join("shrunk-plan.json");

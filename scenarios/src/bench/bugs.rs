@@ -208,6 +208,7 @@ pub fn bench(file: &Path, opts: Options, mut log: impl FnMut(String)) -> Result<
     let shrunk = match first_seed {
         Some(seed) if opts.shrink && sc.measure.is_none() => {
             shrink::shrink(&sc, seed, |m| log(format!("{bug}: shrink {m}")))
+                .ok()
                 .map(|s| (s.original_faults, s.plan.faults.len()))
         }
         Some(seed) => Some({
