@@ -15,7 +15,7 @@ use zkdst_checker::properties::{self, progress, CheckResult, Verdict, PARAMS_MET
 use zkdst_sim::client::ClientKind;
 use zkdst_sim::cluster::{Cluster, EnsembleConfig};
 use zkdst_sim::recorder::Recorder;
-use zkdst_sim::runner::{run_seed, SeedError};
+use zkdst_sim::runner::{run_seed_within, wall_limit, SeedError};
 
 use crate::nemesis::{self, ClientRegistry, DEFAULT_LATENCY};
 use crate::plan::FaultPlan;
@@ -119,9 +119,12 @@ pub fn run(scenario: &Scenario, seed: u64, plan: Option<&FaultPlan>) -> RunOutco
             + scenario.check.params.liveness_bound_ms / 1000
             + 300,
     );
-    let sim = run_seed(stream_key(seed, "scheduler"), Some(limit), move || {
-        simulate(s2, seed, p2)
-    });
+    let sim = match wall_limit() {
+        Ok(wall) => run_seed_within(stream_key(seed, "scheduler"), Some(limit), Some(wall), move || {
+            simulate(s2, seed, p2)
+        }),
+        Err(message) => Err(SeedError::Panicked { seed, message }),
+    };
     let mut phases = Phases::default();
     let mut mark = started;
     phases.lap("simulate", &mut mark);

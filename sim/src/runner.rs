@@ -53,19 +53,25 @@ pub fn wall_limit() -> Result<Duration, String> {
 }
 
 /// Runs `f` under a madsim runtime seeded with `seed`, on a fresh thread.
-/// `time_limit` bounds the virtual time; [`wall_limit`] the real time.
+/// `time_limit` bounds the virtual time; the real time is not bounded (a
+/// benchmark's seed may rightly run long): see [`run_seed_within`].
 pub fn run_seed<F, Fut, T>(seed: u64, time_limit: Option<Duration>, f: F) -> Result<T, SeedError>
 where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: Future<Output = T> + 'static,
     T: Send + 'static,
 {
-    let wall = wall_limit().map_err(|message| SeedError::Panicked { seed, message })?;
-    run_seed_within(seed, time_limit, wall, f)
+    run_seed_within(seed, time_limit, None, f)
 }
 
-/// [`run_seed`] with an explicit real-time limit.
-pub fn run_seed_within<F, Fut, T>(seed: u64, time_limit: Option<Duration>, wall: Duration, f: F) -> Result<T, SeedError>
+/// [`run_seed`], failing as [`SeedError::Hung`] past `wall` of real time
+/// (the scenario runner passes [`wall_limit`]).
+pub fn run_seed_within<F, Fut, T>(
+    seed: u64,
+    time_limit: Option<Duration>,
+    wall: Option<Duration>,
+    f: F,
+) -> Result<T, SeedError>
 where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: Future<Output = T> + 'static,
@@ -89,7 +95,11 @@ where
             seed,
             message: format!("could not start a thread: {e}"),
         })?;
-    match rx.recv_timeout(wall) {
+    let received = match wall {
+        Some(wall) => rx.recv_timeout(wall),
+        None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+    };
+    match received {
         Ok(out) => {
             // The result was the thread's last act: it ends at once.
             let _ = thread.join();
@@ -98,7 +108,10 @@ where
                 message: panic_message(&payload),
             })
         }
-        Err(RecvTimeoutError::Timeout) => Err(SeedError::Hung { seed, limit: wall }),
+        Err(RecvTimeoutError::Timeout) => Err(SeedError::Hung {
+            seed,
+            limit: wall.unwrap_or_default(),
+        }),
         Err(RecvTimeoutError::Disconnected) => Err(SeedError::Panicked {
             seed,
             message: "the seed's thread ended without a result".into(),
@@ -125,7 +138,7 @@ mod tests {
 
     #[test]
     fn a_seed_that_finishes_returns_its_value() {
-        let v = run_seed_within(7, None, Duration::from_secs(60), || async {
+        let v = run_seed_within(7, None, Some(Duration::from_secs(60)), || async {
             madsim::time::sleep(Duration::from_secs(3600)).await;
             42
         });
@@ -134,7 +147,7 @@ mod tests {
 
     #[test]
     fn a_panicking_seed_is_an_error_naming_it() {
-        let e = run_seed_within(3, None, Duration::from_secs(60), || async { panic!("boom") });
+        let e = run_seed_within(3, None, Some(Duration::from_secs(60)), || async { panic!("boom") });
         assert_eq!(
             e,
             Err(SeedError::Panicked {
@@ -153,7 +166,7 @@ mod tests {
         let e = run_seed_within(
             5,
             Some(Duration::from_secs(1)),
-            Duration::from_millis(300),
+            Some(Duration::from_millis(300)),
             move || async move {
                 while !r2.load(Ordering::Relaxed) {
                     std::hint::spin_loop();
