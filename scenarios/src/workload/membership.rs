@@ -24,8 +24,21 @@ pub async fn client<S: membership::Steps>(mut env: Env, steps: S) {
     const G: &str = "/groups/g";
     let me = format!("m{}", env.id);
     let mut member: Option<GroupMember<S>> = None;
-    let join =
-        |env: &Env| GroupMember::join_with_steps(env.connector(), SimRuntime::new(), G, &me, Vec::new(), steps.clone());
+    // A new member object (as an application starts one), its Join
+    // recorded until the recipe says Joined.
+    async fn join<S: membership::Steps>(env: &mut Env, me: &str, steps: &S) -> GroupMember<S> {
+        let m = GroupMember::join_with_steps(env.connector(), SimRuntime::new(), G, me, Vec::new(), steps.clone());
+        let id = env.invoke(
+            None,
+            Op::Join {
+                group: G.into(),
+                member: me.into(),
+            },
+        );
+        m.joined().await;
+        env.ok(id, Value::Unit);
+        m
+    }
     // A read of the member's view: its current one, or (`after`: the zxid
     // of the view last seen) first a wait of up to 1 s for the next change,
     // as an application waits for its group to change. A wait that gives
@@ -116,17 +129,7 @@ pub async fn client<S: membership::Steps>(mut env: Env, steps: S) {
         match member.take() {
             None => {
                 seen = None;
-                let m = join(&env);
-                let id = env.invoke(
-                    None,
-                    Op::Join {
-                        group: G.into(),
-                        member: me.clone(),
-                    },
-                );
-                m.joined().await;
-                env.ok(id, Value::Unit);
-                member = Some(m);
+                member = Some(join(&mut env, &me, &steps).await);
             }
             Some(m) => {
                 if env.rng.gen_bool(0.2) {
@@ -157,19 +160,7 @@ pub async fn client<S: membership::Steps>(mut env: Env, steps: S) {
     }
     let m = match member {
         Some(m) => m,
-        None => {
-            let m = join(&env);
-            let id = env.invoke(
-                None,
-                Op::Join {
-                    group: G.into(),
-                    member: me.clone(),
-                },
-            );
-            m.joined().await;
-            env.ok(id, Value::Unit);
-            m
-        }
+        None => join(&mut env, &me, &steps).await,
     };
     by_hand.leave(&mut env).await;
     super::final_barrier(&env, "members-final").await;
