@@ -170,6 +170,12 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_PASS });
         }
     };
+    // Checked once here: a bad value is a usage error, not the failure of
+    // every seed it would otherwise bound.
+    if let Err(e) = zkdst_sim::runner::wall_limit() {
+        eprintln!("error: {e}");
+        return ExitCode::from(EXIT_USAGE);
+    }
     match dispatch(cli.cmd) {
         Ok(code) => code,
         Err(e) => {

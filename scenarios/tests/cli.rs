@@ -211,6 +211,18 @@ fn every_listed_checker_runs_through_check() {
 }
 
 #[test]
+fn a_bad_seed_wall_limit_is_a_usage_error_naming_it() {
+    let o = Command::new(env!("CARGO_BIN_EXE_zkdst"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .env("ZKDST_SEED_WALL_S", "soon")
+        .args(["run", "scenarios/lock.toml", "--seed", "0"])
+        .output()
+        .expect("run zkdst");
+    assert_eq!(code(&o), 3);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("ZKDST_SEED_WALL_S=\"soon\""));
+}
+
+#[test]
 fn usage_and_input_errors_exit_3() {
     let cases: [&[&str]; 7] = [
         &[],
