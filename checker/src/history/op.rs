@@ -159,6 +159,18 @@ pub enum Op {
         lock: String,
         token: i64,
     },
+    /// The node a hold of `lock` with `token` stands on, as the recipe's
+    /// guard names it: path, name, sequence number and the Stat it was
+    /// created with. Recorded right after the acquire, invoked and
+    /// completed at once (checked against the commit log: `hold-node`).
+    HoldNode {
+        lock: String,
+        token: i64,
+        path: String,
+        name: String,
+        sequence: i32,
+        stat: Stat,
+    },
     BarrierEnter {
         barrier: String,
     },

@@ -120,6 +120,7 @@ pub fn shows_session_alive(o: &Operation) -> bool {
             | Op::MemberAct { .. }
             | Op::LeadershipLost { .. }
             | Op::HoldLost { .. }
+            | Op::HoldNode { .. }
     );
     talks_to_zk && matches!(o.outcome, Some(Outcome::Ok { .. }))
 }

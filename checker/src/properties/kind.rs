@@ -58,6 +58,7 @@ kinds! {
     MutexOverlap = "mutex-overlap": MUTEX_OVERLAP,
     RwlockOverlap = "rwlock-overlap": MUTEX_OVERLAP,
     LostWhileHeld = "lost-while-held": "The recipe told a holder its lock was lost while its session and lock node were alive and its client had not been told the session ended: a lock without a grace keeps its hold through a disconnection (a Disconnected session may still be alive; only its end, or the node's deletion, ends the hold). Giving up early costs a spurious release and a new acquisition.",
+    WrongHoldNode = "wrong-hold-node": "A lock guard or lease named a node other than the one its hold stands on (its path, name, sequence number or Stat disagree with the node the holder's session created at the token's zxid): check the accessors return the node the acquire created, not a predecessor's or a placeholder.",
     StaleTokenAccepted = "stale-token-accepted": "The protected resource accepted an older fencing token after a newer one: the resource must remember the highest token it accepted and reject smaller ones (expired but still acting).",
     DuplicateToken = "duplicate-token": "Two acquisitions got the same fencing token: derive tokens from something unique per acquisition (the lock node's czxid or sequence number).",
     LostItem = "lost-item": "An acknowledged item was never delivered. Typical cause: the head's delete was applied but its reply lost (ConnectionLoss); the retry saw NoNode and assumed another consumer took it.",

@@ -28,6 +28,7 @@ pub mod election;
 pub mod fencing;
 pub mod gave_up;
 mod group_view;
+mod hold_node;
 mod leader_query;
 mod leadership;
 pub mod liveness;

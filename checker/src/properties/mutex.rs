@@ -18,7 +18,8 @@
 //! not been told Expired or Closed, and its lock node (the token's czxid)
 //! was still there, is `lost-while-held`.
 //!
-//! An acquire that gave up waiting must have queued ([`super::gave_up`]).
+//! An acquire that gave up waiting must have queued ([`super::gave_up`]),
+//! and a guard names the node its hold stands on ([`super::hold_node`]).
 
 use std::collections::BTreeMap;
 
@@ -150,6 +151,7 @@ pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
         losses_while_held(h, ops, &mut r);
     }
     super::gave_up::check_unqueued(h, ops, &mut r);
+    super::hold_node::check_into(h, ops, &mut r);
     r
 }
 

@@ -4,7 +4,8 @@
 //! commit of its CloseSession (the ephemeral lease node went with it), or,
 //! when the client only later noticed an expiry, its session's last sign
 //! of life before that. An acquire that gave up waiting must have queued
-//! ([`super::gave_up`]).
+//! ([`super::gave_up`]), and a lease names the node it stands on
+//! ([`super::hold_node`]).
 
 use std::collections::BTreeMap;
 
@@ -100,6 +101,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     }
     r.figure("max_concurrent_leases", worst as f64);
     super::gave_up::check_unqueued(h, ops, &mut r);
+    super::hold_node::check_into(h, ops, &mut r);
     r
 }
 

@@ -74,7 +74,9 @@ impl<C: ZkClient, R: Runtime, S: Steps> LockGuard<C, R, S> {
         self.sequence
     }
 
-    /// The node's Stat at creation.
+    /// The node's Stat as the acquire read it: at creation, or when it
+    /// found its node again after a ConnectionLoss (its data may have
+    /// changed by then: a revocation request). Its czxid is the token.
     pub fn stat(&self) -> &Stat {
         &self.stat
     }

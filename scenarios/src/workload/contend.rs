@@ -7,6 +7,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use zkdst_checker::history::Op;
 use zkdst_recipes::lock::{Lock, LockGuard, Steps};
 use zkdst_recipes::planted::{UnfencedGuard, UnfencedLock};
 use zkdst_recipes::semaphore::Semaphore;
@@ -51,6 +52,11 @@ pub trait Held: Send + 'static {
     fn guarded_set<'a>(&'a self, _path: &'a str, _data: &'a [u8]) -> Option<BoxFuture<'a, ZkResult<()>>> {
         None
     }
+    /// The node the hold stands on, as the guard names it (`Op::HoldNode`),
+    /// where the guard names one.
+    fn node(&self, _lock: &str) -> Option<Op> {
+        None
+    }
     fn release(self) -> impl Future<Output = Result<(), RecipeError>> + Send;
 }
 
@@ -91,8 +97,24 @@ impl<S: Steps> Held for LockGuard<AnyClient, R, S> {
     fn is_lost(&self) -> bool {
         LockGuard::is_lost(self)
     }
+    fn node(&self, lock: &str) -> Option<Op> {
+        Some(hold_node(self, lock))
+    }
     async fn release(self) -> Result<(), RecipeError> {
         LockGuard::release(self).await.map(|_| ())
+    }
+}
+
+/// What `guard` says of its node, for the history (`hold-node` checks it
+/// against the commit log).
+pub fn hold_node<S: Steps>(guard: &LockGuard<AnyClient, R, S>, lock: &str) -> Op {
+    Op::HoldNode {
+        lock: lock.to_string(),
+        token: guard.token(),
+        path: guard.path().to_string(),
+        name: guard.name().to_string(),
+        sequence: guard.sequence(),
+        stat: *guard.stat(),
     }
 }
 

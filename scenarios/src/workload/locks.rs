@@ -13,7 +13,7 @@ use zkdst_recipes::lock::RwLock;
 use zkdst_recipes::zk::ZkClient;
 use zkdst_recipes::RecipeResult;
 
-use super::contend::{Contend, Held, MakeLock};
+use super::contend::{hold_node, Contend, Held, MakeLock};
 use super::new_session::{hold_unless_disconnected, reacquire_on_new_session};
 use super::{Env, SimCtx};
 use crate::scenario::OnDisconnect;
@@ -78,6 +78,9 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
             Ok(Some(guard)) => {
                 let token = guard.token();
                 env.ok(id, Value::Token { token });
+                if let Some(node) = guard.node(LOCK) {
+                    env.hold_node(&zk, node);
+                }
                 let writes = env.rng.gen_range(1..=3);
                 let mut states = new_session.then(|| zk.state_watch());
                 let mut dropped = false;
@@ -154,6 +157,7 @@ pub async fn rwlock(mut env: Env) {
             Ok(Some(guard)) => {
                 let token = guard.token();
                 env.ok(id, Value::Token { token });
+                env.hold_node(&zk, hold_node(&guard, lock.dir()));
                 if guard.is_lost() {
                     env.hold_lost(&zk, lock.dir(), token);
                 } else if !shared {
@@ -200,6 +204,9 @@ pub async fn semaphore<L: Contend>(mut env: Env, make: MakeSemaphore<L>) {
             Ok(None) => env.gave_up(id),
             Ok(Some(lease)) => {
                 env.ok(id, Value::Token { token: lease.token() });
+                if let Some(node) = lease.node(SEM) {
+                    env.hold_node(&zk, node);
+                }
                 env.hold().await;
                 let rid = env.invoke(Some(&zk), Op::Returned { semaphore: SEM.into() });
                 match lease.release().await {

@@ -264,6 +264,14 @@ impl Env {
         self.ok(id, Value::Unit);
     }
 
+    /// The guard's account of the node its hold stands on (`Op::HoldNode`),
+    /// recorded right after the acquire.
+    pub fn hold_node(&mut self, zk: &AnyClient, node: Op) {
+        let id = self.invoke(Some(zk), node);
+        self.ops -= 1; // a report, not a recipe operation
+        self.ok(id, Value::Unit);
+    }
+
     /// A write to ZooKeeper node `path` fenced by the recipe itself
     /// (`write`), recorded as resource `path@zookeeper`: a write the
     /// recipe's check refused is a rejected stale token.

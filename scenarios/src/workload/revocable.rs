@@ -21,6 +21,7 @@ use zkdst_recipes::RecipeResult;
 use zkdst_sim::client::AnyClient;
 use zkdst_sim::runtime::SimRuntime;
 
+use super::contend::hold_node;
 use super::Env;
 
 pub(crate) const DIR: &str = "/locks/revocable";
@@ -140,6 +141,7 @@ async fn run<L: Revocable>(mut env: Env) {
             Ok(Some(guard)) => {
                 let token = guard.token();
                 env.ok(id, Value::Token { token });
+                env.hold_node(&zk, hold_node(&guard, lock.dir()));
                 if !shared && !guard.is_lost() {
                     env.fenced_write(&zk, lock.dir(), token).await;
                 }
