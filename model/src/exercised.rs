@@ -25,6 +25,11 @@ crate::words! {
         /// A recipe operation spanned a change of leader.
         LeaderChangeMidOp = "leader-change-mid-op",
         RecipeOps = "recipe-ops",
+        /// A sequential node numbered past the 32-bit wrap (negative) was
+        /// created while a node of its directory numbered before it (near
+        /// 2^31) still lived: creation order and signed order disagree
+        /// (the scenario's `sequence_base` brings the wrap within reach).
+        SequenceWrapped = "sequence-wrapped",
         /// The leader expired the session of a client holding a lock, lease
         /// or leadership.
         ExpiryWhileHolding = "expiry-while-holding",

@@ -227,6 +227,14 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan) -> SimResult {
     };
     cfg.zab.snap_count = sc.ensemble.snap_count;
     cfg.planted = sc.ensemble.planted;
+    cfg.prep.sequence_base = sc.ensemble.sequence_base;
+    if sc.ensemble.sequence_base != 0 {
+        // The checkers' model tree names sequential nodes the same way.
+        rec.set_meta(
+            zkdst_checker::zk_consistency::SEQUENCE_BASE,
+            sc.ensemble.sequence_base.to_string(),
+        );
+    }
     let kind = match sc.client() {
         Client::Sim => ClientKind::Sim,
         Client::Wire => {

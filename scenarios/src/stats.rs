@@ -135,4 +135,86 @@ pub fn analyse(h: &History, ops: &[Operation], stats: &mut Stats) {
             stats.add(Situation::ExpiryWhileHolding, 1);
         }
     }
+    stats.add(Situation::SequenceWrapped, wrapped_creates(h));
+}
+
+/// The parent of `path`.
+fn dir(path: &str) -> &str {
+    path.rfind('/').map_or("", |i| &path[..i])
+}
+
+/// The sequence number ZooKeeper appended to a node path (`%010d` of an
+/// i32: ten characters, eleven for i32::MIN), if it ends with one after a
+/// separator (`lock-0000000007`, `/q/0000000001`; not a guid's hex digits).
+fn sequence_of(path: &str) -> Option<i32> {
+    let split = |n: usize| {
+        let i = path.len().checked_sub(n)?;
+        let before = path.get(..i)?.chars().next_back()?;
+        (!before.is_ascii_alphanumeric()).then(|| path.get(i..)).flatten()
+    };
+    // Ten digits and a sign (below -999999999) take eleven characters.
+    split(11)
+        .and_then(|t| t.parse().ok())
+        .filter(|&s: &i32| s < -999_999_999)
+        .or_else(|| split(10).and_then(|t| t.parse().ok()))
+}
+
+/// Committed sequential creates numbered below a live node of the same
+/// directory, read as i32 or as u32: past the signed wrap (2^31 - 1 to
+/// -2^31) or the unsigned one (-1 to 0), where one reading of the numbers
+/// no longer gives creation order.
+fn wrapped_creates(h: &History) -> u64 {
+    // Live sequential nodes per directory: path → sequence.
+    let mut live: BTreeMap<&str, BTreeMap<&str, i32>> = BTreeMap::new();
+    let mut wrapped = 0;
+    fn parts(t: &TxnRecord) -> Vec<&TxnRecord> {
+        match t {
+            TxnRecord::Multi { txns } => txns.iter().flat_map(parts).collect(),
+            t => vec![t],
+        }
+    }
+    for e in &h.events {
+        let Event::Commit { txn, .. } = e else { continue };
+        for t in parts(txn) {
+            let gone: Vec<&str> = match t {
+                TxnRecord::Create { path, .. } => {
+                    let Some(seq) = sequence_of(path) else { continue };
+                    let siblings = live.entry(dir(path)).or_default();
+                    if siblings.values().any(|&s| s > seq || s as u32 > seq as u32) {
+                        wrapped += 1;
+                    }
+                    siblings.insert(path, seq);
+                    continue;
+                }
+                TxnRecord::Delete { path } => vec![path],
+                TxnRecord::CloseSession { deleted, .. } => deleted.iter().map(String::as_str).collect(),
+                _ => continue,
+            };
+            for p in gone {
+                if let Some(siblings) = live.get_mut(dir(p)) {
+                    siblings.remove(p);
+                }
+            }
+        }
+    }
+    wrapped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequence_numbers_are_read_as_zookeeper_writes_them() {
+        assert_eq!(sequence_of("/l/g0a-lock-0000000007"), Some(7));
+        assert_eq!(sequence_of("/l/n--000000005"), Some(-5));
+        assert_eq!(sequence_of("/l/n--2147483648"), Some(i32::MIN));
+        assert_eq!(sequence_of("/l/n--2147483647"), Some(-2147483647));
+        assert_eq!(sequence_of("/l/n-2147483647"), Some(2147483647));
+        assert_eq!(sequence_of("/q/-1000000000"), Some(-1000000000));
+        assert_eq!(sequence_of("/q/0000000001"), Some(1));
+        // A guid's last hex digits are not a sequence number.
+        assert_eq!(sequence_of("/m/g03000100000000020000000000000007"), None);
+        assert_eq!(sequence_of("/config"), None);
+    }
 }

@@ -34,6 +34,10 @@ pub use tree::DataTree;
 /// The registry name of this checker.
 pub const NAME: &str = "zk-consistency";
 
+/// History meta: the simulator's offset of sequential names (its
+/// `sequence_base` knob); absent means ZooKeeper's own naming.
+pub const SEQUENCE_BASE: &str = "sequence_base";
+
 /// Checks ZooKeeper's consistency model on a history.
 pub fn check(history: &History, params: &Params) -> CheckResult {
     crate::properties::with_operations(history, NAME, params, check_ops)
@@ -42,6 +46,16 @@ pub fn check(history: &History, params: &Params) -> CheckResult {
 /// [`check`] over the history's operations, already paired.
 pub fn check_ops(history: &History, ops: &[Operation], _params: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
+    let sequence_base = match history.meta.get(SEQUENCE_BASE).map(|b| b.trim().parse::<i32>()) {
+        None => 0,
+        Some(Ok(b)) => b,
+        Some(Err(e)) => {
+            return CheckResult::unknown(
+                NAME,
+                format!("malformed history: meta {SEQUENCE_BASE:?} is not a 32-bit integer ({e})"),
+            )
+        }
+    };
     let commits = replay::collect_commits(history, &mut r);
     let bound = if commits.is_empty() {
         let b = certain_bound(history, &ops);
@@ -55,7 +69,7 @@ pub fn check_ops(history: &History, ops: &[Operation], _params: &Params) -> Chec
     } else {
         None
     };
-    let replayed = replay::replay(&ops, &commits, bound, &mut r);
+    let replayed = replay::replay(&ops, &commits, bound, sequence_base, &mut r);
     let by_id: BTreeMap<OpId, &Operation> = ops.iter().map(|o| (o.id, o)).collect();
     order::writes_in_real_time_order(&by_id, &replayed.write_zxids, &mut r);
     order::sessions_monotonic(history, &by_id, &replayed.write_zxids, &mut r);

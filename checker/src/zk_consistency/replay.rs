@@ -175,11 +175,13 @@ impl Sweep<'_> {
 }
 
 /// Runs the replay. `bound`: without Commit events, the last zxid whose
-/// state is certain (`None` = no limit).
+/// state is certain (`None` = no limit); `sequence_base`: see
+/// [`DataTree::with_sequence_base`].
 pub fn replay(
     ops: &[Operation],
     commits: &BTreeMap<Zxid, CommitInfo>,
     bound: Option<Zxid>,
+    sequence_base: i32,
     r: &mut CheckResult,
 ) -> Replayed {
     let has_commits = !commits.is_empty();
@@ -217,7 +219,7 @@ pub fn replay(
     };
 
     let mut s = Sweep {
-        tree: DataTree::new(),
+        tree: DataTree::with_sequence_base(sequence_base),
         r,
         out: Replayed::default(),
     };

@@ -92,13 +92,20 @@ pub mod code {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataTree {
     nodes: OrdMap<String, Node>,
+    /// Added to the parent's counter when naming a sequential child: the
+    /// simulator's knob for starting names near the 32-bit wrap (history
+    /// meta `sequence_base`; 0 on a real server).
+    sequence_base: i32,
 }
 
 impl Default for DataTree {
     fn default() -> Self {
         let mut nodes = OrdMap::new();
         nodes.insert("/".to_string(), Node::new(Data::default(), 0, 0));
-        DataTree { nodes }
+        DataTree {
+            nodes,
+            sequence_base: 0,
+        }
     }
 }
 
@@ -150,6 +157,14 @@ pub fn valid_path(path: &str) -> bool {
 impl DataTree {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A tree whose sequential names start `base` past ZooKeeper's.
+    pub fn with_sequence_base(base: i32) -> Self {
+        DataTree {
+            sequence_base: base,
+            ..Self::default()
+        }
     }
 
     pub fn get(&self, path: &str) -> Option<&Node> {
@@ -264,7 +279,7 @@ impl DataTree {
         let parent_path = parent_of(path).ok_or(code::BAD_ARGUMENTS)?;
         let parent = self.nodes.get(parent_path).ok_or(code::NO_NODE)?;
         let name = if mode.is_sequential() {
-            format!("{path}{:010}", parent.child_creates)
+            format!("{path}{:010}", parent.child_creates.wrapping_add(self.sequence_base))
         } else {
             path.to_string()
         };

@@ -36,6 +36,23 @@ fn sequential_names_use_the_internal_counter_not_cversion() {
 }
 
 #[test]
+fn a_sequence_base_offsets_names_across_the_wrap() {
+    let mut t = DataTree::with_sequence_base(i32::MAX);
+    t.apply_op(&create("/s", CreateMode::Persistent), 1, 1);
+    let name = |t: &mut DataTree, z| match t.apply_op(&create("/s/n-", CreateMode::PersistentSequential), 1, z) {
+        Some(Applied {
+            reply: Value::Created { path, .. },
+            ..
+        }) => path,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(name(&mut t, 2), "/s/n-2147483647");
+    assert_eq!(name(&mut t, 3), "/s/n--2147483648");
+    // cversion is ZooKeeper's: two creates.
+    assert_eq!(t.get("/s").unwrap().stat().cversion, 2);
+}
+
+#[test]
 fn versions_and_error_precedence() {
     let mut t = DataTree::new();
     t.apply_op(&create("/a", CreateMode::Persistent), 1, 1);

@@ -67,6 +67,12 @@ pub struct Ensemble {
     /// transactions and purges the log behind its retained snapshots. Small
     /// values make restarts load snapshots and lagging followers get SNAP.
     pub snap_count: u32,
+    /// Sequential names start this far past ZooKeeper's (the simulator's
+    /// `PrepConfig::sequence_base`): near `2147483647` a run reaches the
+    /// 32-bit wrap (ZOOKEEPER-4372) within a few hundred creates, where a
+    /// real server needs 2^31. Stats (cversion) are unchanged.
+    #[serde(skip_serializing_if = "is_zero_i32")]
+    pub sequence_base: i32,
     /// A planted simulator bug (`zkdst_sim::planted::SimBug`) to run in
     /// place of the correct server; needs a build with feature `planted`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -97,6 +103,7 @@ impl Default for Ensemble {
             session_timeout_ms: 4000,
             clients: 5,
             snap_count: zkdst_sim::zab::ZabConfig::default().snap_count,
+            sequence_base: 0,
             planted: None,
             client: None,
         }
@@ -220,6 +227,10 @@ impl OnDisconnect {
 
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
+}
+
+fn is_zero_i32(n: &i32) -> bool {
+    *n == 0
 }
 
 fn d_duration() -> u64 {

@@ -24,6 +24,11 @@ pub struct PrepConfig {
     /// as the leader's `sessionTracker.checkSession` does. Turn off to prep
     /// requests for sessions the tree has not seen.
     pub check_sessions: bool,
+    /// Added to the parent's counter when naming a sequential child (not
+    /// to its cversion): a simulator knob that starts every directory's
+    /// names near the 32-bit wrap (ZOOKEEPER-4372), which takes 2^31
+    /// creates on a real server. 0 is ZooKeeper's own naming.
+    pub sequence_base: i32,
 }
 
 impl Default for PrepConfig {
@@ -31,6 +36,7 @@ impl Default for PrepConfig {
         PrepConfig {
             extended_types_enabled: false,
             check_sessions: true,
+            sequence_base: 0,
         }
     }
 }
@@ -112,7 +118,10 @@ fn prep_create(
     let parent_path = parent(path);
     let parent_node = tree.node(parent_path).ok_or(ZkError::NoNode)?;
     let final_path = if mode.is_sequential() {
-        format!("{path}{}", sequence_suffix(parent_node.cversion))
+        format!(
+            "{path}{}",
+            sequence_suffix(parent_node.cversion.wrapping_add(cfg.sequence_base))
+        )
     } else {
         path.to_string()
     };

@@ -74,6 +74,7 @@ fn replay(steps: Steps, extended: bool) -> Result<usize, TestCaseError> {
     let cfg = PrepConfig {
         extended_types_enabled: extended,
         check_sessions: true,
+        sequence_base: 0,
     };
     let mut leader = DataTree::new();
     let mut follower = DataTree::new();

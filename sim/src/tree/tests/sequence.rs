@@ -65,6 +65,23 @@ fn sequence_wraps_as_a_java_int() {
 }
 
 #[test]
+fn a_sequence_base_offsets_names_not_cversion() {
+    let mut s = Server::new();
+    s.cfg.sequence_base = i32::MAX;
+    s.created("/w", PLAIN);
+    assert_eq!(s.created("/w/n-", SEQ), "/w/n-2147483647");
+    assert_eq!(s.created("/w/n-", SEQ), "/w/n--2147483648");
+    assert_eq!(s.created("/w/n-", SEQ), "/w/n--2147483647");
+    // The Stat is ZooKeeper's: three creates.
+    assert_eq!(s.cversion("/w"), 3);
+    s.cfg.sequence_base = -2;
+    s.created("/u", PLAIN);
+    assert_eq!(s.created("/u/n-", SEQ), "/u/n--000000002");
+    assert_eq!(s.created("/u/n-", SEQ), "/u/n--000000001");
+    assert_eq!(s.created("/u/n-", SEQ), "/u/n-0000000000");
+}
+
+#[test]
 fn sequential_name_taken_is_node_exists() {
     let mut s = Server::new();
     s.created("/p", PLAIN);
