@@ -54,6 +54,9 @@ crate::words! {
         /// A member managed by hand (its own session, not a `GroupMember`)
         /// was removed with `remove_member`.
         MembershipRemovedByHand = "membership.removed-by-hand",
+        /// A holder let its lock guard go (dropped it, as a scope exit
+        /// does) instead of releasing it.
+        LockGuardDropped = "lock.guard-dropped",
         RevokeHonoured = "revoke-honoured",
         RevokeRequested = "revoke-requested",
         RecipeDirDeleted = "recipe-dir-deleted",

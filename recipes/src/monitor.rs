@@ -65,10 +65,13 @@ impl Hold {
     pub fn spawn<C: ZkClient, R: Runtime>(
         ctx: &Ctx<C, R>,
         path: &str,
-        states: StateWatch,
+        mut states: StateWatch,
         grace: Option<Duration>,
     ) -> Hold {
-        let initial = match states.state() {
+        // From the client's state now, not the last one the caller's wait
+        // consumed (a guard reported suspended, or with a grace lost, after
+        // its acquire had already seen the reconnect).
+        let initial = match states.catch_up() {
             s if s.is_terminal() => HoldState::Lost(LostReason::SessionEnded),
             s if s.is_connected() => HoldState::Held,
             // Disconnected since an unknown instant: any grace may be spent.

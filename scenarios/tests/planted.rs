@@ -32,7 +32,7 @@ const KNOWN: [(&str, u64, &str); 22] = [
     ("queue-duplicate-item.toml", 0, "queue:duplicate-delivery"),
     ("counter-double-increment.toml", 0, "counter:counter-out-of-bounds"),
     ("lock-herd.toml", 0, "mutex.notifications_per_release"),
-    ("lock-gone-blocker.toml", 0, "mutex:mutex-overlap"),
+    ("lock-gone-blocker.toml", 2, "mutex:mutex-overlap"),
     ("election-no-abdication.toml", 0, "election:acted-past-grace"),
     ("election-predecessor-gone.toml", 0, "election:leaders-overlap"),
     ("election-vanished-leader.toml", 0, "election:leader-misreported"),

@@ -159,6 +159,14 @@ pub enum Op {
         lock: String,
         token: i64,
     },
+    /// What a holder's guard said of its hold of `lock` with `token` when
+    /// the application asked before acting, the hold not lost: suspended
+    /// (its client Disconnected) or held. Invoked and completed at once.
+    HoldState {
+        lock: String,
+        token: i64,
+        suspended: bool,
+    },
     /// The node a hold of `lock` with `token` stands on, as the recipe's
     /// guard names it: path, name, sequence number and the Stat it was
     /// created with. Recorded right after the acquire, invoked and

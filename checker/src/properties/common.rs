@@ -121,6 +121,7 @@ pub fn shows_session_alive(o: &Operation) -> bool {
             | Op::LeadershipLost { .. }
             | Op::HoldLost { .. }
             | Op::HoldNode { .. }
+            | Op::HoldState { .. }
     );
     talks_to_zk && matches!(o.outcome, Some(Outcome::Ok { .. }))
 }

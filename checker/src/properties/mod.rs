@@ -29,6 +29,7 @@ pub mod fencing;
 pub mod gave_up;
 mod group_view;
 mod hold_node;
+mod hold_state;
 mod leader_query;
 mod leadership;
 pub mod liveness;

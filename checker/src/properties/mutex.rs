@@ -19,7 +19,9 @@
 //! was still there, is `lost-while-held`.
 //!
 //! An acquire that gave up waiting must have queued ([`super::gave_up`]),
-//! and a guard names the node its hold stands on ([`super::hold_node`]).
+//! a guard names the node its hold stands on ([`super::hold_node`]), and
+//! reports its hold suspended exactly while disconnected
+//! ([`super::hold_state`]).
 
 use std::collections::BTreeMap;
 
@@ -152,6 +154,7 @@ pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
     }
     super::gave_up::check_unqueued(h, ops, &mut r);
     super::hold_node::check_into(h, ops, &mut r);
+    super::hold_state::check_into(h, ops, &mut r);
     r
 }
 

@@ -141,6 +141,21 @@ impl StateWatch {
         self.last
     }
 
+    /// Takes every transition already queued, without waiting, and returns
+    /// the state as of the newest: a watch subscribed long ago (when an
+    /// acquire began) may still hold a Disconnected its client has since
+    /// recovered from.
+    pub fn catch_up(&mut self) -> SessionState {
+        while !self.last.is_terminal() {
+            match self.rx.try_recv() {
+                Ok(s) => self.last = s,
+                Err(mpsc::TryRecvError::Closed) => self.last = SessionState::Closed,
+                Err(mpsc::TryRecvError::Empty) => break,
+            }
+        }
+        self.last
+    }
+
     /// The next transition. A terminal state repeats for ever; a dropped
     /// client reads as `Closed`.
     pub async fn changed(&mut self) -> SessionState {
@@ -200,5 +215,27 @@ impl StateFanout {
         self.last = state;
         self.subscribers.retain(|s| s.send(state));
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catch_up_takes_every_queued_transition() {
+        let mut fanout = StateFanout::new(SessionState::SyncConnected);
+        let mut w = fanout.subscribe();
+        fanout.publish(SessionState::Disconnected);
+        fanout.publish(SessionState::SyncConnected);
+        assert_eq!(w.state(), SessionState::SyncConnected);
+        assert_eq!(w.catch_up(), SessionState::SyncConnected);
+        fanout.publish(SessionState::Disconnected);
+        assert_eq!(w.catch_up(), SessionState::Disconnected);
+        // Nothing queued: the state stays.
+        assert_eq!(w.catch_up(), SessionState::Disconnected);
+        fanout.publish(SessionState::Expired);
+        fanout.publish(SessionState::SyncConnected);
+        assert_eq!(w.catch_up(), SessionState::Expired);
     }
 }

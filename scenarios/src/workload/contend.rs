@@ -46,6 +46,11 @@ pub trait Held: Send + 'static {
     }
     /// The hold is known lost.
     fn is_lost(&self) -> bool;
+    /// The hold is suspended (its client Disconnected), where the guard
+    /// says so.
+    fn is_suspended(&self) -> Option<bool> {
+        None
+    }
     /// A write to ZooKeeper that the recipe itself fences (zookeeper-client's
     /// `LockClient::set_data`: a multi that checks the lock node), if it
     /// offers one.
@@ -56,6 +61,11 @@ pub trait Held: Send + 'static {
     /// where the guard names one.
     fn node(&self, _lock: &str) -> Option<Op> {
         None
+    }
+    /// Dropping the hold releases it (in the background), as a scope exit
+    /// does in an application.
+    fn drop_releases(&self) -> bool {
+        false
     }
     fn release(self) -> impl Future<Output = Result<(), RecipeError>> + Send;
 }
@@ -97,8 +107,14 @@ impl<S: Steps> Held for LockGuard<AnyClient, R, S> {
     fn is_lost(&self) -> bool {
         LockGuard::is_lost(self)
     }
+    fn is_suspended(&self) -> Option<bool> {
+        Some(LockGuard::is_suspended(self))
+    }
     fn node(&self, lock: &str) -> Option<Op> {
         Some(hold_node(self, lock))
+    }
+    fn drop_releases(&self) -> bool {
+        true
     }
     async fn release(self) -> Result<(), RecipeError> {
         LockGuard::release(self).await.map(|_| ())

@@ -1,7 +1,8 @@
 //! Locks, read/write locks and semaphores: acquire (recording the fencing
 //! token; a `workload.give_up` share of acquires give up after a while),
 //! write to the protected resource with it while the hold looks alive,
-//! hold, release. One recipe object per session, kept across acquires.
+//! hold, release (a tenth of the exclusive lock's holds are let go by
+//! dropping the guard, as a scope exit does). One recipe object per session, kept across acquires.
 
 use std::time::Duration;
 
@@ -9,6 +10,7 @@ use madsim::time::Instant;
 use rand::Rng;
 use zkdst_checker::history::{Op, OpId, Value};
 use zkdst_checker::properties::gave_up::RECIPE_CALLS;
+use zkdst_model::Situation;
 use zkdst_recipes::lock::RwLock;
 use zkdst_recipes::zk::ZkClient;
 use zkdst_recipes::RecipeResult;
@@ -79,7 +81,7 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
                 let token = guard.token();
                 env.ok(id, Value::Token { token });
                 if let Some(node) = guard.node(LOCK) {
-                    env.hold_node(&zk, node);
+                    env.report(&zk, node);
                 }
                 let writes = env.rng.gen_range(1..=3);
                 let mut states = new_session.then(|| zk.state_watch());
@@ -88,6 +90,16 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
                     if guard.is_lost() {
                         env.hold_lost(&zk, LOCK, token);
                         break;
+                    }
+                    if let Some(suspended) = guard.is_suspended() {
+                        env.report(
+                            &zk,
+                            Op::HoldState {
+                                lock: LOCK.into(),
+                                token,
+                                suspended,
+                            },
+                        );
                     }
                     if let Some(write) = guard.guarded_set(LOCK, &token.to_be_bytes()) {
                         env.guarded_write(&zk, LOCK, token, write).await;
@@ -114,9 +126,17 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
                     continue;
                 }
                 let rid = env.invoke(Some(&zk), Op::Release { lock: LOCK.into() });
-                match guard.release().await {
-                    Ok(_) => env.ok(rid, Value::Unit),
-                    Err(e) => env.err(rid, &e),
+                if guard.drop_releases() && env.rng.gen_bool(0.1) {
+                    // A scope exit: the guard deletes its node in the
+                    // background; the next holder waits for that delete.
+                    drop(guard);
+                    env.exercised(Situation::LockGuardDropped);
+                    env.ok(rid, Value::Unit);
+                } else {
+                    match guard.release().await {
+                        Ok(_) => env.ok(rid, Value::Unit),
+                        Err(e) => env.err(rid, &e),
+                    }
                 }
             }
             Ok(None) => env.gave_up(id),
@@ -157,7 +177,7 @@ pub async fn rwlock(mut env: Env) {
             Ok(Some(guard)) => {
                 let token = guard.token();
                 env.ok(id, Value::Token { token });
-                env.hold_node(&zk, hold_node(&guard, lock.dir()));
+                env.report(&zk, hold_node(&guard, lock.dir()));
                 if guard.is_lost() {
                     env.hold_lost(&zk, lock.dir(), token);
                 } else if !shared {
@@ -205,7 +225,7 @@ pub async fn semaphore<L: Contend>(mut env: Env, make: MakeSemaphore<L>) {
             Ok(Some(lease)) => {
                 env.ok(id, Value::Token { token: lease.token() });
                 if let Some(node) = lease.node(SEM) {
-                    env.hold_node(&zk, node);
+                    env.report(&zk, node);
                 }
                 env.hold().await;
                 let rid = env.invoke(Some(&zk), Op::Returned { semaphore: SEM.into() });

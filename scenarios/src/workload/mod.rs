@@ -264,10 +264,11 @@ impl Env {
         self.ok(id, Value::Unit);
     }
 
-    /// The guard's account of the node its hold stands on (`Op::HoldNode`),
-    /// recorded right after the acquire.
-    pub fn hold_node(&mut self, zk: &AnyClient, node: Op) {
-        let id = self.invoke(Some(zk), node);
+    /// What the recipe told the application (`Op::HoldNode`,
+    /// `Op::HoldState`): recorded the instant it was asked, invoked and
+    /// completed at once.
+    pub fn report(&mut self, zk: &AnyClient, what: Op) {
+        let id = self.invoke(Some(zk), what);
         self.ops -= 1; // a report, not a recipe operation
         self.ok(id, Value::Unit);
     }

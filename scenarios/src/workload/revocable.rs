@@ -141,7 +141,7 @@ async fn run<L: Revocable>(mut env: Env) {
             Ok(Some(guard)) => {
                 let token = guard.token();
                 env.ok(id, Value::Token { token });
-                env.hold_node(&zk, hold_node(&guard, lock.dir()));
+                env.report(&zk, hold_node(&guard, lock.dir()));
                 if !shared && !guard.is_lost() {
                     env.fenced_write(&zk, lock.dir(), token).await;
                 }

@@ -1,0 +1,135 @@
+//! A holder's guard follows its connection. A lock guard's
+//! `is_suspended()` tells the application to pause work that needs the
+//! lock: the promise (`suspended-misreported`) is that a hold not lost
+//! reads suspended while its client is Disconnected and held while it is
+//! connected. Each `HoldState` report is judged by its client's session
+//! events on the guard's session: the last one at least [`SETTLE`] before
+//! the report, with none since (the guard learns of a change a moment
+//! after the client records it).
+
+use crate::history::{Event, History, Op, Operation, SessionState, Time};
+
+use super::common::describe;
+use super::result::{ms, CheckResult, Violation};
+use super::ViolationKind;
+
+/// How long a session change may take to reach the guard: 1 ms.
+pub const SETTLE: Time = 1_000_000;
+
+/// The client's settled connection state at `o`: its last event on `o`'s
+/// session, if that is at least [`SETTLE`] old and none came since.
+fn settled(h: &History, o: &Operation) -> Option<(SessionState, Time)> {
+    let session = o.session?;
+    let mut last = None;
+    for e in &h.events {
+        if let Event::Session {
+            time,
+            client,
+            session: s,
+            state,
+            ..
+        } = e
+        {
+            if *client == o.client && *s == session && *time <= o.invoked {
+                last = Some((*state, *time));
+            }
+        }
+    }
+    last.filter(|(_, t)| *t + SETTLE <= o.invoked)
+}
+
+/// Flags each `HoldState` report its client's connection contradicts.
+pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
+    for o in ops {
+        let Op::HoldState { lock, token, suspended } = &o.op else {
+            continue;
+        };
+        let Some((state, since)) = settled(h, o) else {
+            continue;
+        };
+        let wrong = match state {
+            SessionState::SyncConnected => *suspended,
+            SessionState::Disconnected => !*suspended,
+            _ => false,
+        };
+        if !wrong {
+            continue;
+        }
+        let said = if *suspended { "suspended" } else { "held" };
+        r.violation(
+            Violation::new(
+                ViolationKind::SuspendedMisreported,
+                format!(
+                    "lock {lock}: client {}'s guard (token {token}) said {said} at {}, but its session had been {state:?} since {}: {}",
+                    o.client,
+                    ms(o.invoked),
+                    ms(since),
+                    describe(o)
+                ),
+            )
+            .ops([o.id])
+            .clients([o.client])
+            .times([since, o.invoked]),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{Outcome, Value};
+    use crate::properties::testkit::Builder;
+
+    /// Client 1 on session 0xa: connected at 1 ms, `state` at 10 ms, and
+    /// its guard says `suspended` at `at` ms.
+    fn history(state: SessionState, at: u64, suspended: bool) -> History {
+        let mut b = Builder::new();
+        b.session(1, 1, 0xa, SessionState::SyncConnected);
+        b.session(10, 1, 0xa, state);
+        let id = b.invoke_s(
+            at,
+            1,
+            Some(0xa),
+            Op::HoldState {
+                lock: "/l".into(),
+                token: 7,
+                suspended,
+            },
+        );
+        b.complete(id, at, Outcome::Ok { value: Value::Unit });
+        b.build()
+    }
+
+    fn kinds(h: &History) -> Vec<String> {
+        let ops = h.operations().unwrap();
+        let mut r = CheckResult::new("t");
+        check_into(h, &ops, &mut r);
+        r.kinds().into_iter().map(String::from).collect()
+    }
+
+    #[test]
+    fn a_guard_following_its_connection_passes() {
+        assert!(kinds(&history(SessionState::Disconnected, 20, true)).is_empty());
+        assert!(kinds(&history(SessionState::SyncConnected, 20, false)).is_empty());
+    }
+
+    #[test]
+    fn a_guard_contradicting_its_connection_fails() {
+        assert_eq!(
+            kinds(&history(SessionState::Disconnected, 20, false)),
+            vec!["suspended-misreported"]
+        );
+        assert_eq!(
+            kinds(&history(SessionState::SyncConnected, 20, true)),
+            vec!["suspended-misreported"]
+        );
+    }
+
+    #[test]
+    fn a_change_still_settling_is_not_judged() {
+        // Asked in the same instant the client recorded the change.
+        assert!(kinds(&history(SessionState::Disconnected, 10, false)).is_empty());
+        // Other states (expired: the hold is the session-lost checkers' business).
+        assert!(kinds(&history(SessionState::Expired, 20, false)).is_empty());
+    }
+}
