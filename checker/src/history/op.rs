@@ -167,6 +167,17 @@ pub enum Op {
         token: i64,
         suspended: bool,
     },
+    /// What a revocable holder's guard said of revocation: whether another
+    /// client asked it to release (`revoke_requested()`), asked when the
+    /// hold began and, with `heard`, the instant `revocation_requested()`
+    /// resolved. Invoked and completed at once.
+    RevokeState {
+        lock: String,
+        token: i64,
+        requested: bool,
+        #[serde(default)]
+        heard: bool,
+    },
     /// The node a hold of `lock` with `token` stands on, as the recipe's
     /// guard names it: path, name, sequence number and the Stat it was
     /// created with. Recorded right after the acquire, invoked and

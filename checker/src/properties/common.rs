@@ -122,6 +122,7 @@ pub fn shows_session_alive(o: &Operation) -> bool {
             | Op::HoldLost { .. }
             | Op::HoldNode { .. }
             | Op::HoldState { .. }
+            | Op::RevokeState { .. }
     );
     talks_to_zk && matches!(o.outcome, Some(Outcome::Ok { .. }))
 }

@@ -42,6 +42,7 @@ pub mod queue;
 pub mod recipe_errors;
 pub mod registry;
 pub mod replicas;
+mod revoke_state;
 pub mod semaphore;
 pub mod session_lost;
 mod sessions;

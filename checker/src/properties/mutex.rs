@@ -21,7 +21,8 @@
 //! An acquire that gave up waiting must have queued ([`super::gave_up`]),
 //! a guard names the node its hold stands on ([`super::hold_node`]), and
 //! reports its hold suspended exactly while disconnected
-//! ([`super::hold_state`]).
+//! ([`super::hold_state`]) and revocation only once requested
+//! ([`super::revoke_state`]).
 
 use std::collections::BTreeMap;
 
@@ -155,6 +156,7 @@ pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
     super::gave_up::check_unqueued(h, ops, &mut r);
     super::hold_node::check_into(h, ops, &mut r);
     super::hold_state::check_into(h, ops, &mut r);
+    super::revoke_state::check_into(h, ops, &mut r);
     r
 }
 

@@ -142,6 +142,7 @@ async fn run<L: Revocable>(mut env: Env) {
                 let token = guard.token();
                 env.ok(id, Value::Token { token });
                 env.report(&zk, hold_node(&guard, lock.dir()));
+                env.report(&zk, revoke_state(&guard, lock.dir(), false));
                 if !shared && !guard.is_lost() {
                     env.fenced_write(&zk, lock.dir(), token).await;
                 }
@@ -149,6 +150,7 @@ async fn run<L: Revocable>(mut env: Env) {
                 let ms = env.between(env.scenario.workload.hold_ms).max(1);
                 let hold = Box::pin(madsim::time::sleep(Duration::from_millis(ms)));
                 if let Either::Right(_) = select(hold, Box::pin(guard.revocation_requested())).await {
+                    env.report(&zk, revoke_state(&guard, lock.dir(), true));
                     env.exercised(Situation::RevokeHonoured);
                 }
                 let rid = env.invoke(
@@ -165,6 +167,17 @@ async fn run<L: Revocable>(mut env: Env) {
             Err(e) => env.err(id, &e),
         }
         env.think().await;
+    }
+}
+
+/// What `guard` says of revocation (`heard`: its `revocation_requested()`
+/// just resolved), for the history.
+fn revoke_state(guard: &LockGuard<AnyClient, SimRuntime>, lock: &str, heard: bool) -> Op {
+    Op::RevokeState {
+        lock: lock.to_string(),
+        token: guard.token(),
+        requested: guard.revoke_requested(),
+        heard,
     }
 }
 
