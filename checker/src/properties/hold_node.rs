@@ -96,19 +96,15 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
         let Some(why) = fault(o, log.as_ref()) else {
             continue;
         };
-        r.violation(
-            Violation::new(
-                ViolationKind::WrongHoldNode,
-                format!(
-                    "lock {lock}: client {} holds with token {token}, but the node its guard names is wrong: {why}: {}",
-                    o.client,
-                    describe(o)
-                ),
-            )
-            .ops([o.id])
-            .clients([o.client])
-            .times([o.invoked]),
-        );
+        r.violation(Violation::of_op(
+            ViolationKind::WrongHoldNode,
+            format!(
+                "lock {lock}: client {} holds with token {token}, but the node its guard names is wrong: {why}: {}",
+                o.client,
+                describe(o)
+            ),
+            o,
+        ));
     }
 }
 
@@ -116,7 +112,7 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
 mod tests {
     use super::*;
     use crate::history::{Outcome, Stat, Value};
-    use crate::properties::testkit::Builder;
+    use crate::properties::testkit::{kinds_found, Builder};
 
     const PATH: &str = "/l/_c_1f-lock-0000000003";
 
@@ -159,10 +155,7 @@ mod tests {
     }
 
     fn kinds(h: &History) -> Vec<String> {
-        let ops = h.operations().unwrap();
-        let mut r = CheckResult::new("t");
-        check_into(h, &ops, &mut r);
-        r.kinds().into_iter().map(String::from).collect()
+        kinds_found(h, check_into)
     }
 
     #[test]

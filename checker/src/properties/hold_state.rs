@@ -78,7 +78,7 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
 mod tests {
     use super::*;
     use crate::history::{Outcome, Value};
-    use crate::properties::testkit::Builder;
+    use crate::properties::testkit::{kinds_found, Builder};
 
     /// Client 1 on session 0xa: connected at 1 ms, `state` at 10 ms, and
     /// its guard says `suspended` at `at` ms.
@@ -101,10 +101,7 @@ mod tests {
     }
 
     fn kinds(h: &History) -> Vec<String> {
-        let ops = h.operations().unwrap();
-        let mut r = CheckResult::new("t");
-        check_into(h, &ops, &mut r);
-        r.kinds().into_iter().map(String::from).collect()
+        kinds_found(h, check_into)
     }
 
     #[test]

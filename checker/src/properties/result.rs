@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::history::{ClientId, OpId, Time};
+use crate::history::{ClientId, OpId, Operation, Time};
 
 use super::ViolationKind;
 
@@ -66,6 +66,15 @@ impl Violation {
     pub fn times(mut self, times: impl IntoIterator<Item = Time>) -> Self {
         self.times.extend(times);
         self
+    }
+
+    /// A violation one operation shows by itself (a report the recipe made
+    /// to its application): that op, its client, its invocation.
+    pub fn of_op(kind: ViolationKind, explanation: impl Into<String>, o: &Operation) -> Self {
+        Violation::new(kind, explanation)
+            .ops([o.id])
+            .clients([o.client])
+            .times([o.invoked])
     }
 }
 

@@ -83,20 +83,16 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
         } else {
             continue;
         };
-        r.violation(
-            Violation::new(
-                ViolationKind::RevokeMisreported,
-                format!(
-                    "lock {lock}: client {}'s holder (token {token}) {why} at {}: {}",
-                    o.client,
-                    ms(o.invoked),
-                    describe(o)
-                ),
-            )
-            .ops([o.id])
-            .clients([o.client])
-            .times([o.invoked]),
-        );
+        r.violation(Violation::of_op(
+            ViolationKind::RevokeMisreported,
+            format!(
+                "lock {lock}: client {}'s holder (token {token}) {why} at {}: {}",
+                o.client,
+                ms(o.invoked),
+                describe(o)
+            ),
+            o,
+        ));
     }
 }
 
@@ -104,7 +100,7 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
 mod tests {
     use super::*;
     use crate::history::{Data, Outcome, Value};
-    use crate::properties::testkit::Builder;
+    use crate::properties::testkit::{kinds_found, Builder};
 
     const NODE: &str = "/r/g0a-write-0000000003";
 
@@ -145,10 +141,7 @@ mod tests {
     }
 
     fn kinds(h: &History) -> Vec<String> {
-        let ops = h.operations().unwrap();
-        let mut r = CheckResult::new("t");
-        check_into(h, &ops, &mut r);
-        r.kinds().into_iter().map(String::from).collect()
+        kinds_found(h, check_into)
     }
 
     #[test]

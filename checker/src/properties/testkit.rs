@@ -169,3 +169,14 @@ impl Builder {
         });
     }
 }
+
+/// The violation kinds a `check_into`-style checker finds in `h`.
+pub fn kinds_found(
+    h: &History,
+    check: fn(&History, &[crate::history::Operation], &mut super::CheckResult),
+) -> Vec<String> {
+    let ops = h.operations().expect("a well-formed history");
+    let mut r = super::CheckResult::new("test");
+    check(h, &ops, &mut r);
+    r.kinds().into_iter().map(String::from).collect()
+}
