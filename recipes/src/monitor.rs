@@ -25,7 +25,7 @@ use crate::zk::{EventType, SessionState, StateWatch, WatchedEvent, ZkClient, ZkE
 
 /// The data a requester writes to a holder's node to ask it to release
 /// (ZooKeeper's revocable shared lock recipe).
-pub const REVOKE: &[u8] = b"revoke";
+pub use zkdst_model::REVOKE;
 
 /// Why a hold ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

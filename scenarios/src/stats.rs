@@ -167,33 +167,24 @@ fn wrapped_creates(h: &History) -> u64 {
     // Live sequential nodes per directory: path → sequence.
     let mut live: BTreeMap<&str, BTreeMap<&str, i32>> = BTreeMap::new();
     let mut wrapped = 0;
-    fn parts(t: &TxnRecord) -> Vec<&TxnRecord> {
-        match t {
-            TxnRecord::Multi { txns } => txns.iter().flat_map(parts).collect(),
-            t => vec![t],
-        }
-    }
-    for e in &h.events {
-        let Event::Commit { txn, .. } = e else { continue };
-        for t in parts(txn) {
-            let gone: Vec<&str> = match t {
-                TxnRecord::Create { path, .. } => {
-                    let Some(seq) = sequence_of(path) else { continue };
-                    let siblings = live.entry(dir(path)).or_default();
-                    if siblings.values().any(|&s| s > seq || s as u32 > seq as u32) {
-                        wrapped += 1;
-                    }
-                    siblings.insert(path, seq);
-                    continue;
+    for (_, _, t) in h.committed_parts() {
+        let gone: Vec<&str> = match t {
+            TxnRecord::Create { path, .. } => {
+                let Some(seq) = sequence_of(path) else { continue };
+                let siblings = live.entry(dir(path)).or_default();
+                if siblings.values().any(|&s| s > seq || s as u32 > seq as u32) {
+                    wrapped += 1;
                 }
-                TxnRecord::Delete { path } => vec![path],
-                TxnRecord::CloseSession { deleted, .. } => deleted.iter().map(String::as_str).collect(),
-                _ => continue,
-            };
-            for p in gone {
-                if let Some(siblings) = live.get_mut(dir(p)) {
-                    siblings.remove(p);
-                }
+                siblings.insert(path, seq);
+                continue;
+            }
+            TxnRecord::Delete { path } => vec![path],
+            TxnRecord::CloseSession { deleted, .. } => deleted.iter().map(String::as_str).collect(),
+            _ => continue,
+        };
+        for p in gone {
+            if let Some(siblings) = live.get_mut(dir(p)) {
+                siblings.remove(p);
             }
         }
     }

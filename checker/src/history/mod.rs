@@ -3,6 +3,7 @@
 //! records one; every checker reads one; `zkdst check` reads third-party
 //! ones converted to this shape. JSON round-trips losslessly.
 
+mod commits;
 mod data;
 mod encoding;
 mod fault;

@@ -27,20 +27,14 @@ fn parent(path: &str) -> &str {
 
 /// Commit times at which each directory's children changed.
 fn child_changes(h: &History) -> BTreeMap<&str, Vec<Time>> {
-    fn visit<'h>(txn: &'h TxnRecord, t: Time, out: &mut BTreeMap<&'h str, Vec<Time>>) {
+    let mut out: BTreeMap<&str, Vec<Time>> = BTreeMap::new();
+    for (t, _, txn) in h.committed_parts() {
         match txn {
             TxnRecord::Create { path, .. } | TxnRecord::Delete { path } => out.entry(parent(path)).or_default().push(t),
             TxnRecord::CloseSession { deleted, .. } => {
                 deleted.iter().for_each(|p| out.entry(parent(p)).or_default().push(t))
             }
-            TxnRecord::Multi { txns } => txns.iter().for_each(|x| visit(x, t, out)),
             _ => {}
-        }
-    }
-    let mut out = BTreeMap::new();
-    for e in &h.events {
-        if let Event::Commit { time, txn, .. } = e {
-            visit(txn, *time, &mut out);
         }
     }
     out

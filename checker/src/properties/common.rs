@@ -278,64 +278,26 @@ pub fn has_commit_log(h: &History) -> bool {
     h.events.iter().any(|e| matches!(e, Event::Commit { .. }))
 }
 
-/// Every committed transaction in commit order with its commit time, a
-/// multi's parts one by one.
-pub fn committed_txns(h: &History) -> impl Iterator<Item = (Time, &TxnRecord)> {
-    fn flatten<'h>(t: &'h TxnRecord, out: &mut Vec<&'h TxnRecord>) {
-        match t {
-            TxnRecord::Multi { txns } => txns.iter().for_each(|t| flatten(t, out)),
-            t => out.push(t),
-        }
-    }
-    h.events.iter().flat_map(|e| {
-        let mut parts = Vec::new();
-        if let Event::Commit { txn, .. } = e {
-            flatten(txn, &mut parts);
-        }
-        parts.into_iter().map(move |t| (e.time(), t))
-    })
-}
-
 /// When each node, by czxid, stopped existing: its Delete (alone or in a
 /// multi) or its session's end committed; `Time::MAX` while it lives.
 pub fn node_ends(h: &History) -> BTreeMap<i64, Time> {
     let mut czxid: BTreeMap<&str, i64> = BTreeMap::new();
     let mut gone: BTreeMap<i64, Time> = BTreeMap::new();
-    fn visit<'h>(
-        txn: &'h TxnRecord,
-        zxid: i64,
-        time: Time,
-        czxid: &mut BTreeMap<&'h str, i64>,
-        gone: &mut BTreeMap<i64, Time>,
-    ) {
-        match txn {
+    for (time, zxid, txn) in h.committed_parts() {
+        let ended: Vec<&str> = match txn {
             TxnRecord::Create { path, .. } => {
                 czxid.insert(path, zxid);
                 gone.entry(zxid).or_insert(Time::MAX);
+                continue;
             }
-            TxnRecord::Delete { path } => {
-                if let Some(z) = czxid.remove(path.as_str()) {
-                    gone.entry(z).and_modify(|g| *g = (*g).min(time));
-                }
+            TxnRecord::Delete { path } => vec![path],
+            TxnRecord::CloseSession { deleted, .. } => deleted.iter().map(String::as_str).collect(),
+            _ => continue,
+        };
+        for p in ended {
+            if let Some(z) = czxid.remove(p) {
+                gone.entry(z).and_modify(|g| *g = (*g).min(time));
             }
-            TxnRecord::CloseSession { deleted, .. } => {
-                for p in deleted {
-                    if let Some(z) = czxid.remove(p.as_str()) {
-                        gone.entry(z).and_modify(|g| *g = (*g).min(time));
-                    }
-                }
-            }
-            TxnRecord::Multi { txns } => {
-                for t in txns {
-                    visit(t, zxid, time, czxid, gone);
-                }
-            }
-            _ => {}
-        }
-    }
-    for e in &h.events {
-        if let Event::Commit { time, zxid, txn, .. } = e {
-            visit(txn, *zxid, *time, &mut czxid, &mut gone);
         }
     }
     gone

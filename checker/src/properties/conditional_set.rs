@@ -14,14 +14,14 @@ use std::collections::BTreeMap;
 
 use crate::history::{History, Op, Operation, Outcome, TxnRecord, Value};
 
-use super::common::{committed_txns, describe, has_commit_log, ok_value};
+use super::common::{describe, has_commit_log, ok_value};
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
 
 /// Every committed write of `key`: its data and the version it made.
 fn writes<'h>(h: &'h History, key: &str) -> BTreeMap<&'h [u8], Vec<i64>> {
     let mut out: BTreeMap<&[u8], Vec<i64>> = BTreeMap::new();
-    for (_, t) in committed_txns(h) {
+    for (_, _, t) in h.committed_parts() {
         match t {
             TxnRecord::Create { path, data, .. } if path == key => out.entry(data.as_bytes()).or_default().push(0),
             TxnRecord::SetData { path, data, version } if path == key => {

@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::history::{Event, History, Op, Operation, TxnRecord, Value};
+use crate::history::{History, Op, Operation, TxnRecord, Value};
 
 use super::change_wait::{judge, Watched};
 use crate::zk_consistency::tree::parent_of;
@@ -50,24 +50,20 @@ pub fn check_into(h: &History, group: &str, os: &[&Operation], r: &mut CheckResu
 /// multi's parts applied together).
 fn children_by_zxid<'h>(h: &'h History, group: &str) -> BTreeMap<i64, BTreeSet<&'h str>> {
     let child = |path: &'h str| (parent_of(path) == Some(group)).then(|| &path[path.rfind('/').map_or(0, |i| i + 1)..]);
-    fn apply<'h>(txn: &'h TxnRecord, child: &impl Fn(&'h str) -> Option<&'h str>, now: &mut BTreeSet<&'h str>) -> bool {
-        match txn {
+    let mut now = BTreeSet::new();
+    let mut states = BTreeMap::new();
+    for (_, zxid, txn) in h.committed_parts() {
+        let changed = match txn {
             TxnRecord::Create { path, .. } => child(path).is_some_and(|c| now.insert(c)),
             TxnRecord::Delete { path } => child(path).is_some_and(|c| now.remove(c)),
             TxnRecord::CloseSession { deleted, .. } => deleted
                 .iter()
                 .fold(false, |changed, p| child(p).is_some_and(|c| now.remove(c)) || changed),
-            TxnRecord::Multi { txns } => txns.iter().fold(false, |changed, t| apply(t, child, now) || changed),
             _ => false,
-        }
-    }
-    let mut now = BTreeSet::new();
-    let mut states = BTreeMap::new();
-    for e in &h.events {
-        if let Event::Commit { zxid, txn, .. } = e {
-            if apply(txn, &child, &mut now) {
-                states.insert(*zxid, now.clone());
-            }
+        };
+        // A multi's later parts overwrite its earlier ones: one state per zxid.
+        if changed {
+            states.insert(zxid, now.clone());
         }
     }
     states

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{Event, History, Op, Operation, SessionId, TxnRecord, Zxid};
+use crate::history::{History, Op, Operation, SessionId, TxnRecord, Zxid};
 
 use super::common::{describe, has_commit_log};
 use super::result::{CheckResult, Violation};
@@ -23,24 +23,14 @@ use super::ViolationKind;
 
 /// Every committed create, a multi's included: (zxid, path) → owner.
 fn created(h: &History) -> BTreeMap<(Zxid, &str), SessionId> {
-    fn visit<'h>(txn: &'h TxnRecord, zxid: Zxid, out: &mut BTreeMap<(Zxid, &'h str), SessionId>) {
-        match txn {
+    h.committed_parts()
+        .filter_map(|(_, zxid, txn)| match txn {
             TxnRecord::Create {
                 path, ephemeral_owner, ..
-            } => {
-                out.insert((zxid, path), *ephemeral_owner);
-            }
-            TxnRecord::Multi { txns } => txns.iter().for_each(|t| visit(t, zxid, out)),
-            _ => {}
-        }
-    }
-    let mut out = BTreeMap::new();
-    for e in &h.events {
-        if let Event::Commit { zxid, txn, .. } = e {
-            visit(txn, *zxid, &mut out);
-        }
-    }
-    out
+            } => Some(((zxid, path.as_str()), *ephemeral_owner)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What is wrong with one report, if anything.
@@ -111,7 +101,7 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{Outcome, Stat, Value};
+    use crate::history::{Event, Outcome, Stat, Value};
     use crate::properties::testkit::{kinds_found, Builder};
 
     const PATH: &str = "/l/_c_1f-lock-0000000003";

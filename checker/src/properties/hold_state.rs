@@ -7,8 +7,9 @@
 //! the report, with none since (the guard learns of a change a moment
 //! after the client records it).
 
-use crate::history::{Event, History, Op, Operation, SessionState, Time};
+use crate::history::{History, Op, Operation, SessionState, Time};
 
+use super::client_states::SessionStates;
 use super::common::describe;
 use super::result::{ms, CheckResult, Violation};
 use super::ViolationKind;
@@ -18,33 +19,23 @@ pub const SETTLE: Time = 1_000_000;
 
 /// The client's settled connection state at `o`: its last event on `o`'s
 /// session, if that is at least [`SETTLE`] old and none came since.
-fn settled(h: &History, o: &Operation) -> Option<(SessionState, Time)> {
-    let session = o.session?;
-    let mut last = None;
-    for e in &h.events {
-        if let Event::Session {
-            time,
-            client,
-            session: s,
-            state,
-            ..
-        } = e
-        {
-            if *client == o.client && *s == session && *time <= o.invoked {
-                last = Some((*state, *time));
-            }
-        }
-    }
-    last.filter(|(_, t)| *t + SETTLE <= o.invoked)
+fn settled(states: &SessionStates, o: &Operation) -> Option<(SessionState, Time)> {
+    states
+        .at(o.client, o.session?, o.invoked)
+        .filter(|(_, since)| *since + SETTLE <= o.invoked)
 }
 
 /// Flags each `HoldState` report its client's connection contradicts.
 pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
+    if !ops.iter().any(|o| matches!(o.op, Op::HoldState { .. })) {
+        return;
+    }
+    let states = SessionStates::of(h);
     for o in ops {
         let Op::HoldState { lock, token, suspended } = &o.op else {
             continue;
         };
-        let Some((state, since)) = settled(h, o) else {
+        let Some((state, since)) = settled(&states, o) else {
             continue;
         };
         let wrong = match state {

@@ -21,9 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::history::{ClientId, History, Op, Operation, Time, TxnRecord, Value};
 
-use super::common::{
-    committed_txns, describe, has_commit_log, ok_value, session_end_after, succeeded, with_operations,
-};
+use super::common::{describe, has_commit_log, ok_value, session_end_after, succeeded, with_operations};
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
 use super::{healed_at, Params};
@@ -186,7 +184,7 @@ fn joined_with_node(h: &History, group: &str, os: &[&Operation], r: &mut CheckRe
 /// Whether `path` existed at some instant of `[from, to]`, by the commit log.
 fn existed_between(h: &History, path: &str, from: Time, to: Time) -> bool {
     let mut exists = false;
-    for (t, txn) in committed_txns(h) {
+    for (t, _, txn) in h.committed_parts() {
         if t > to {
             break;
         }

@@ -40,9 +40,7 @@ use std::collections::BTreeMap;
 
 use crate::history::{Data, History, Op, Operation, Outcome, Time, TxnRecord, Value};
 
-use super::common::{
-    committed_txns, connected_throughout, describe, has_commit_log, ok_value, succeeded, with_operations,
-};
+use super::common::{connected_throughout, describe, has_commit_log, ok_value, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
 use super::ViolationKind;
 use super::{Delivery, Params};
@@ -295,7 +293,7 @@ fn check_missed(h: &History, name: &str, ops: &[Operation], r: &mut CheckResult)
     let items = format!("{}/items", name.trim_end_matches('/'));
     let mut open: BTreeMap<&str, Time> = BTreeMap::new();
     let mut stays: BTreeMap<&str, Vec<(Time, Time)>> = BTreeMap::new();
-    for (t, txn) in committed_txns(h) {
+    for (t, _, txn) in h.committed_parts() {
         match txn {
             TxnRecord::Create { path, .. } if path.strip_prefix(&items).is_some_and(|p| p.starts_with('/')) => {
                 open.insert(path, t);
@@ -381,7 +379,7 @@ fn check_left(h: &History, name: &str, q: &Q, r: &mut CheckResult) {
     }
     let dir = format!("{}/items/", name.trim_end_matches('/'));
     let mut left: BTreeMap<&str, &Data> = BTreeMap::new();
-    for (_, txn) in committed_txns(h) {
+    for (_, _, txn) in h.committed_parts() {
         match txn {
             TxnRecord::Create { path, data, .. } if path.starts_with(&dir) => {
                 left.insert(path, data);

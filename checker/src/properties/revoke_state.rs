@@ -13,42 +13,29 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{Event, History, Op, Operation, Time, TxnRecord, Zxid};
+use zkdst_model::REVOKE;
+
+use crate::history::{History, Op, Operation, Time, TxnRecord, Zxid};
 
 use super::common::{describe, has_commit_log};
 use super::result::{ms, CheckResult, Violation};
 use super::ViolationKind;
 
-/// The revoke marker the recipe writes (`zkdst_recipes::lock::REVOKE`).
-pub const REVOKE: &[u8] = b"revoke";
-
 /// Per node, by czxid: when the first revocation request on it committed.
 fn first_requests(h: &History) -> BTreeMap<Zxid, Time> {
-    fn visit<'h>(
-        txn: &'h TxnRecord,
-        zxid: Zxid,
-        time: Time,
-        czxid: &mut BTreeMap<&'h str, Zxid>,
-        out: &mut BTreeMap<Zxid, Time>,
-    ) {
+    let mut czxid = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    for (time, zxid, txn) in h.committed_parts() {
         match txn {
             TxnRecord::Create { path, .. } => {
-                czxid.insert(path, zxid);
+                czxid.insert(path.as_str(), zxid);
             }
             TxnRecord::SetData { path, data, .. } if data.0 == REVOKE => {
                 if let Some(&c) = czxid.get(path.as_str()) {
                     out.entry(c).or_insert(time);
                 }
             }
-            TxnRecord::Multi { txns } => txns.iter().for_each(|t| visit(t, zxid, time, czxid, out)),
             _ => {}
-        }
-    }
-    let mut czxid = BTreeMap::new();
-    let mut out = BTreeMap::new();
-    for e in &h.events {
-        if let Event::Commit { time, zxid, txn, .. } = e {
-            visit(txn, *zxid, *time, &mut czxid, &mut out);
         }
     }
     out
