@@ -57,6 +57,11 @@ crate::words! {
         /// A holder let its lock guard go (dropped it, as a scope exit
         /// does) instead of releasing it.
         LockGuardDropped = "lock.guard-dropped",
+        /// A lock hold drawn long (`workload.long_hold`): 1.5 to 3 session
+        /// timeouts of writes.
+        LockLongHold = "lock.long-hold",
+        /// A holder heard from its guard that its hold was lost, and stopped.
+        LockHoldLost = "lock.hold-lost",
         RevokeHonoured = "revoke-honoured",
         RevokeRequested = "revoke-requested",
         RecipeDirDeleted = "recipe-dir-deleted",

@@ -39,6 +39,17 @@ impl SessionStates {
         SessionStates(m)
     }
 
+    /// Whether the session was connected at `from` and every state its
+    /// client saw of it up to `to` was a connected one.
+    pub(super) fn connected_throughout(&self, client: ClientId, session: SessionId, from: Time, to: Time) -> bool {
+        let Some(v) = self.0.get(&(client, session)) else {
+            return false;
+        };
+        let first = v.partition_point(|(time, _)| *time <= from);
+        let last = v.partition_point(|(time, _)| *time <= to);
+        first > 0 && v[first - 1..last].iter().all(|(_, s)| s.is_connected())
+    }
+
     /// The session's last state at or before `t`: (state, since).
     pub(super) fn at(&self, client: ClientId, session: SessionId, t: Time) -> Option<(SessionState, Time)> {
         let v = self.0.get(&(client, session))?;

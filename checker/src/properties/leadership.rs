@@ -36,6 +36,11 @@
 //!    or its candidate node's delete committed before the report. The grace
 //!    is both a ceiling (2) and a floor (5): a recipe that ignores it in
 //!    either direction breaks what the application configured.
+//! 6. **Nothing lost, nothing given up** (`lost-while-connected`): whatever
+//!    the grace, a leadership the recipe reports lost while its client had
+//!    stayed connected since the campaign returned, its session's
+//!    CloseSession and its candidate node's delete not committed, is a
+//!    violation: nothing happened that could end it.
 
 use std::collections::BTreeMap;
 
@@ -270,12 +275,7 @@ fn losses_within_grace(
         let Some(session) = c.session else {
             continue;
         };
-        let lost = ops.iter().find(|o| {
-            o.client == c.client
-                && o.invoked == t.end
-                && matches!(&o.op, Op::LeadershipLost { election: e, token, .. } if e == election && *token == t.token)
-        });
-        let Some(lost) = lost else {
+        let Some(lost) = lost_report(ops, election, t) else {
             continue;
         };
         let Some((SessionState::Disconnected, since)) = ctx.states.at(c.client, session, t.end) else {
@@ -311,16 +311,61 @@ fn losses_within_grace(
     }
 }
 
+/// The recipe's report that term `t` was lost, if that is how it ended.
+fn lost_report<'o>(ops: &'o [Operation], election: &str, t: &Term) -> Option<&'o Operation> {
+    ops.iter().find(|o| {
+        o.client == t.campaign.client
+            && o.invoked == t.end
+            && matches!(&o.op, Op::LeadershipLost { election: e, token, .. } if e == election && *token == t.token)
+    })
+}
+
+/// Promise 6: leaderships the recipe reported lost though nothing happened
+/// to them — the client connected from the campaign's return to the
+/// report (and a step after), its session and candidate node alive.
+fn losses_while_connected(ctx: &Context, r: &mut CheckResult, election: &str, ops: &[Operation], terms: &[Term]) {
+    for t in terms.iter().filter(|t| t.end != Time::MAX) {
+        let c = t.campaign;
+        let (Some(session), Some(lost)) = (c.session, lost_report(ops, election, t)) else {
+            continue;
+        };
+        if !ctx
+            .states
+            .connected_throughout(c.client, session, t.start, t.end + STEP)
+        {
+            continue;
+        }
+        let ended = ctx.ends.0.get(&session).is_some_and(|e| e.iter().any(|&x| x <= t.end));
+        let deleted = ctx.candidates.get(&t.token).is_some_and(|&gone| gone <= t.end);
+        if ended || deleted {
+            continue;
+        }
+        r.violation(
+            Violation::new(
+                ViolationKind::LostWhileConnected,
+                format!(
+                    "election {election}: the recipe told client {} its leadership (token {}) was lost at {}, \
+                     though its client had stayed connected since the campaign returned at {} and its session \
+                     and candidate node were alive: {}",
+                    c.client,
+                    t.token,
+                    ms(t.end),
+                    ms(t.start),
+                    describe(lost)
+                ),
+            )
+            .ops([c.id, lost.id])
+            .clients([c.client])
+            .times([t.start, t.end]),
+        );
+    }
+}
+
 /// Acts the leader made after the recipe told it the leadership ended:
 /// the recipe's `is_leader()` contradicts its own report.
 fn acts_after_loss(r: &mut CheckResult, election: &str, ops: &[Operation], terms: &[Term]) {
     for t in terms.iter().filter(|t| t.end != Time::MAX) {
-        let lost_reported = ops.iter().any(|o| {
-            o.client == t.campaign.client
-                && o.invoked == t.end
-                && matches!(&o.op, Op::LeadershipLost { election: e, token, .. } if e == election && *token == t.token)
-        });
-        if !lost_reported {
+        if lost_report(ops, election, t).is_none() {
             continue;
         }
         let late = ops.iter().find(|o| {
@@ -424,6 +469,7 @@ pub fn check_into(h: &History, p: &Params, ops: &[Operation], r: &mut CheckResul
         if let Some(g) = grace {
             losses_within_grace(&ctx, g, r, e, ops, &terms);
         }
+        losses_while_connected(&ctx, r, e, ops, &terms);
         acts_after_loss(r, e, ops, &terms);
         rejected_acts(&ctx, r, e, ops, &terms);
     }

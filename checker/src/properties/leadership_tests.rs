@@ -317,3 +317,56 @@ fn an_early_loss_the_recipe_could_have_learned_of_passes() {
     );
     assert_eq!(check(&b.build(), &grace(1000)).kinds(), vec!["lost-within-grace"]);
 }
+
+/// Client 1 leads with token 5 from 10 ms, connected throughout, and the
+/// recipe reports the leadership lost at 300 ms.
+fn steady() -> Builder {
+    let mut b = blip(300);
+    b.h.events.retain(|e| {
+        !matches!(
+            e,
+            crate::history::Event::Session {
+                state: SessionState::Disconnected,
+                ..
+            }
+        )
+    });
+    b
+}
+
+#[test]
+fn a_leadership_reported_lost_while_nothing_happened_fails() {
+    for g in [0, 1000] {
+        let r = check(&steady().build(), &grace(g));
+        assert_eq!(r.kinds(), vec!["lost-while-connected"], "grace {g}: {r:#?}");
+    }
+}
+
+#[test]
+fn a_loss_after_a_disconnection_or_an_end_is_not_lost_while_connected() {
+    // Disconnected at 100 ms, back at 150 ms: with no grace, the loss
+    // may come from that disconnection.
+    let mut b = blip(300);
+    b.session(150, 1, A, SessionState::SyncConnected);
+    assert_eq!(check(&b.build(), &grace(0)).verdict, Verdict::Pass);
+    // The session ended on the servers before the report.
+    let mut b = steady();
+    expire(&mut b, 200, A);
+    assert_eq!(check(&b.build(), &grace(0)).verdict, Verdict::Pass);
+    // The candidate node was deleted before the report.
+    let mut b = steady();
+    b.commit(
+        250,
+        9,
+        TxnRecord::Delete {
+            path: "e/n-0000000001".into(),
+        },
+    );
+    assert_eq!(check(&b.build(), &grace(0)).verdict, Verdict::Pass);
+    // Disconnected in the same step as the report: the recipe heard first.
+    let mut b = steady();
+    b.session(300, 1, A, SessionState::Disconnected);
+    let mut h = b.build();
+    h.events.sort_by_key(crate::history::Event::time);
+    assert_eq!(check(&h, &grace(0)).verdict, Verdict::Pass);
+}

@@ -28,6 +28,7 @@ pub mod election;
 pub mod fencing;
 pub mod gave_up;
 mod group_view;
+mod held_after_end;
 mod hold_node;
 mod hold_state;
 mod leader_query;

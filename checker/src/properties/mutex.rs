@@ -19,7 +19,8 @@
 //! was still there, is `lost-while-held`.
 //!
 //! An acquire that gave up waiting must have queued ([`super::gave_up`]),
-//! a guard names the node its hold stands on ([`super::hold_node`]), and
+//! a holder stops writing once told its session ended
+//! ([`super::held_after_end`]), a guard names the node its hold stands on ([`super::hold_node`]), and
 //! reports its hold suspended exactly while disconnected
 //! ([`super::hold_state`]) and revocation only once requested
 //! ([`super::revoke_state`]).
@@ -154,6 +155,7 @@ pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
         losses_while_held(h, ops, &mut r);
     }
     super::gave_up::check_unqueued(h, ops, &mut r);
+    super::held_after_end::check_into(h, ops, &mut r);
     super::hold_node::check_into(h, ops, &mut r);
     super::hold_state::check_into(h, ops, &mut r);
     super::revoke_state::check_into(h, ops, &mut r);

@@ -198,6 +198,12 @@ pub struct Workload {
     /// waiter's node vanishes without it ever holding.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub give_up: f64,
+    /// Lock: the share of holds that last 1.5 to 3 session timeouts
+    /// (during the fault phase), writing every 50-300 ms while the guard
+    /// says held: long enough for a holder's session to end, and its client
+    /// to hear so, mid-hold.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub long_hold: f64,
     /// Lock: what a holder does when its connection drops.
     #[serde(default, skip_serializing_if = "OnDisconnect::is_keep")]
     pub on_disconnect: OnDisconnect,

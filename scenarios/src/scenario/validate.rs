@@ -53,6 +53,12 @@ impl Scenario {
                 Ok(())
             }
         };
+        if !(0.0..=1.0).contains(&self.workload.long_hold) {
+            return Err(bad(
+                "workload.long_hold",
+                format!("expected a probability in [0, 1], found {}", self.workload.long_hold),
+            ));
+        }
         if !(0.0..=1.0).contains(&self.workload.give_up) {
             return Err(bad(
                 "workload.give_up",
@@ -134,6 +140,12 @@ impl Scenario {
         if w.acquire_timeout_ms.is_some() && !matches!(w.recipe, Recipe::Lock | Recipe::LibraryLock) {
             return Err(bad(
                 "workload.acquire_timeout_ms",
+                "applies to recipes \"lock\" and \"library-lock\" only".into(),
+            ));
+        }
+        if w.long_hold > 0.0 && !matches!(w.recipe, Recipe::Lock | Recipe::LibraryLock) {
+            return Err(bad(
+                "workload.long_hold",
                 "applies to recipes \"lock\" and \"library-lock\" only".into(),
             ));
         }

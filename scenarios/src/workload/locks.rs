@@ -83,7 +83,12 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
                 if let Some(node) = guard.node(LOCK) {
                     env.report(&zk, node);
                 }
-                let writes = env.rng.gen_range(1..=3);
+                let until = long_hold(&mut env, heal);
+                let writes = if until.is_some() {
+                    u32::MAX
+                } else {
+                    env.rng.gen_range(1..=3)
+                };
                 let mut states = new_session.then(|| zk.state_watch());
                 let mut dropped = false;
                 for _ in 0..writes {
@@ -103,13 +108,28 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
                     }
                     if let Some(write) = guard.guarded_set(LOCK, &token.to_be_bytes()) {
                         env.guarded_write(&zk, LOCK, token, write).await;
+                        // The hold may have ended during that write: ask
+                        // again before the next act, as an application would.
+                        if guard.is_lost() {
+                            env.hold_lost(&zk, LOCK, token);
+                            break;
+                        }
                     }
                     if guard.fenced() {
                         env.fenced_write(&zk, LOCK, token).await;
                     } else {
                         env.unfenced_write(&zk, LOCK, token).await;
                     }
-                    if let Some(states) = states.as_mut() {
+                    if let Some(u) = until {
+                        // A long hold ends with the fault phase, so that the
+                        // acquires queued behind it finish within the
+                        // liveness bound.
+                        if Instant::now() >= u || Instant::now() >= heal || !env.running() {
+                            break;
+                        }
+                        let ms = env.between([50, 300]);
+                        madsim::time::sleep(Duration::from_millis(ms)).await;
+                    } else if let Some(states) = states.as_mut() {
                         if hold_unless_disconnected(&mut env, states).await {
                             dropped = true;
                             break;
@@ -144,6 +164,18 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
         }
         env.think().await;
     }
+}
+
+/// When a hold drawn long (`workload.long_hold`) ends: 1.5 to 3 session
+/// timeouts from now. `None` for an ordinary hold, and after `heal`.
+fn long_hold(env: &mut Env, heal: Instant) -> Option<Instant> {
+    let share = env.scenario.workload.long_hold;
+    if share == 0.0 || Instant::now() >= heal || !env.rng.gen_bool(share) {
+        return None;
+    }
+    env.exercised(Situation::LockLongHold);
+    let t = env.session_timeout_ms as u64;
+    Some(Instant::now() + Duration::from_millis(env.between([t * 3 / 2, t * 3])))
 }
 
 pub async fn rwlock(mut env: Env) {

@@ -253,6 +253,7 @@ impl Env {
     /// instant the application learned it (the `mutex` checker holds a
     /// lock without a grace to it).
     pub fn hold_lost(&mut self, zk: &AnyClient, lock: &str, token: i64) {
+        self.exercised(Situation::LockHoldLost);
         let id = self.invoke(
             Some(zk),
             Op::HoldLost {
