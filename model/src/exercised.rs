@@ -62,6 +62,9 @@ crate::words! {
         LockLongHold = "lock.long-hold",
         /// A holder heard from its guard that its hold was lost, and stopped.
         LockHoldLost = "lock.hold-lost",
+        /// A long-holding holder, waiting on its guard's
+        /// `suspended_or_lost()`, was woken by a suspension.
+        LockWokenSuspended = "lock.woken-suspended",
         RevokeHonoured = "revoke-honoured",
         RevokeRequested = "revoke-requested",
         RecipeDirDeleted = "recipe-dir-deleted",

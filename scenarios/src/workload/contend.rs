@@ -9,6 +9,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use zkdst_checker::history::Op;
 use zkdst_recipes::lock::{Lock, LockGuard, Steps};
+use zkdst_recipes::monitor::HoldState;
 use zkdst_recipes::planted::{UnfencedGuard, UnfencedLock};
 use zkdst_recipes::semaphore::Semaphore;
 use zkdst_recipes::zk::ZkResult;
@@ -49,6 +50,11 @@ pub trait Held: Send + 'static {
     /// The hold is suspended (its client Disconnected), where the guard
     /// says so.
     fn is_suspended(&self) -> Option<bool> {
+        None
+    }
+    /// Resolves when the guard says its hold is suspended or lost (`true`:
+    /// lost), where the guard offers such a wait.
+    fn suspended_or_lost(&self) -> Option<BoxFuture<'_, bool>> {
         None
     }
     /// A write to ZooKeeper that the recipe itself fences (zookeeper-client's
@@ -109,6 +115,11 @@ impl<S: Steps> Held for LockGuard<AnyClient, R, S> {
     }
     fn is_suspended(&self) -> Option<bool> {
         Some(LockGuard::is_suspended(self))
+    }
+    fn suspended_or_lost(&self) -> Option<BoxFuture<'_, bool>> {
+        Some(Box::pin(async move {
+            matches!(LockGuard::suspended_or_lost(self).await, HoldState::Lost(_))
+        }))
     }
     fn node(&self, lock: &str) -> Option<Op> {
         Some(hold_node(self, lock))

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use futures::future::{select, Either};
 use madsim::time::Instant;
 use rand::Rng;
 use zkdst_checker::history::{Op, OpId, Value};
@@ -128,7 +129,26 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
                             break;
                         }
                         let ms = env.between([50, 300]);
-                        madsim::time::sleep(Duration::from_millis(ms)).await;
+                        let nap = Box::pin(madsim::time::sleep(Duration::from_millis(ms)));
+                        match guard.is_suspended().filter(|s| !s).and(guard.suspended_or_lost()) {
+                            // As an application that pauses its work when the
+                            // guard says suspended: woken by the guard. Woken
+                            // and not lost, the guard said suspended.
+                            Some(woken) => {
+                                if let Either::Right((false, _)) = select(nap, woken).await {
+                                    env.exercised(Situation::LockWokenSuspended);
+                                    env.report(
+                                        &zk,
+                                        Op::HoldState {
+                                            lock: LOCK.into(),
+                                            token,
+                                            suspended: true,
+                                        },
+                                    );
+                                }
+                            }
+                            None => nap.await,
+                        }
                     } else if let Some(states) = states.as_mut() {
                         if hold_unless_disconnected(&mut env, states).await {
                             dropped = true;
