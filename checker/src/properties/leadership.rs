@@ -134,6 +134,14 @@ struct Context {
 }
 
 impl Context {
+    /// Whether the recipe could have learned of a real loss of `t` by its
+    /// end: its session's end or its candidate node's delete committed.
+    fn loss_known(&self, session: SessionId, t: &Term) -> bool {
+        let ended = self.ends.0.get(&session).is_some_and(|e| e.iter().any(|&x| x <= t.end));
+        let deleted = self.candidates.get(&t.token).is_some_and(|&gone| gone <= t.end);
+        ended || deleted
+    }
+
     /// Whether the leader could still believe it led at `at`: its client
     /// heard from its server, or was Disconnected for less than the grace,
     /// or was paused from the end of its grace until `at` (a GC pause: it
@@ -284,9 +292,7 @@ fn losses_within_grace(
         if t.end + STEP >= since + grace * NS_PER_MS {
             continue;
         }
-        let ended = ctx.ends.0.get(&session).is_some_and(|e| e.iter().any(|&x| x <= t.end));
-        let deleted = ctx.candidates.get(&t.token).is_some_and(|&gone| gone <= t.end);
-        if ended || deleted {
+        if ctx.loss_known(session, t) {
             continue;
         }
         r.violation(
@@ -335,9 +341,7 @@ fn losses_while_connected(ctx: &Context, r: &mut CheckResult, election: &str, op
         {
             continue;
         }
-        let ended = ctx.ends.0.get(&session).is_some_and(|e| e.iter().any(|&x| x <= t.end));
-        let deleted = ctx.candidates.get(&t.token).is_some_and(|&gone| gone <= t.end);
-        if ended || deleted {
+        if ctx.loss_known(session, t) {
             continue;
         }
         r.violation(
