@@ -47,22 +47,19 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
         if !matches!(state, SessionState::Expired | SessionState::Closed) || o.invoked <= since + STEP {
             continue;
         }
-        r.violation(
-            Violation::new(
-                ViolationKind::HeldAfterSessionEnd,
-                format!(
-                    "client {} wrote {resource} with token {token} at {}, but it had been told at {} that the \
+        r.violation(Violation::of_op_since(
+            ViolationKind::HeldAfterSessionEnd,
+            format!(
+                "client {} wrote {resource} with token {token} at {}, but it had been told at {} that the \
                      session {session:#x} holding that token was {state:?}: {}",
-                    o.client,
-                    ms(o.invoked),
-                    ms(since),
-                    describe(o)
-                ),
-            )
-            .ops([o.id])
-            .clients([o.client])
-            .times([since, o.invoked]),
-        );
+                o.client,
+                ms(o.invoked),
+                ms(since),
+                describe(o)
+            ),
+            o,
+            since,
+        ));
     }
 }
 

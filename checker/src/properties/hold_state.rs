@@ -48,7 +48,7 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
         }
         let said = if *suspended { "suspended" } else { "held" };
         r.violation(
-            Violation::new(
+            Violation::of_op_since(
                 ViolationKind::SuspendedMisreported,
                 format!(
                     "lock {lock}: client {}'s guard (token {token}) said {said} at {}, but its session had been {state:?} since {}: {}",
@@ -57,10 +57,9 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
                     ms(since),
                     describe(o)
                 ),
-            )
-            .ops([o.id])
-            .clients([o.client])
-            .times([since, o.invoked]),
+                o,
+                since,
+            ),
         );
     }
 }

@@ -246,22 +246,19 @@ fn acts_within_grace(ctx: &Context, grace: u64, r: &mut CheckResult, election: &
             }
             _ => continue,
         };
-        r.violation(
-            Violation::new(
-                kind,
-                format!(
-                    "election {election}: client {} acted as leader with token {token} at {}, but its session \
+        r.violation(Violation::of_op_since(
+            kind,
+            format!(
+                "election {election}: client {} acted as leader with token {token} at {}, but its session \
                      {session:#x} was {state} since {} (grace {grace} ms, no reconnect since): {}",
-                    o.client,
-                    ms(o.invoked),
-                    ms(since),
-                    describe(o)
-                ),
-            )
-            .ops([o.id])
-            .clients([o.client])
-            .times([since, o.invoked]),
-        );
+                o.client,
+                ms(o.invoked),
+                ms(since),
+                describe(o)
+            ),
+            o,
+            since,
+        ));
     }
 }
 

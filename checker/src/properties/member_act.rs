@@ -58,22 +58,19 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
         if !lost_contact || o.invoked <= since + STEP || woke(o.invoked) {
             continue;
         }
-        r.violation(
-            Violation::new(
-                ViolationKind::MemberActedSuspended,
-                format!(
-                    "group {group}: client {} acted as a member at {}, but its session {session:#x} was {state} \
+        r.violation(Violation::of_op_since(
+            ViolationKind::MemberActedSuspended,
+            format!(
+                "group {group}: client {} acted as a member at {}, but its session {session:#x} was {state} \
                      since {} (no reconnect since): the recipe still reported it Joined: {}",
-                    o.client,
-                    ms(o.invoked),
-                    ms(since),
-                    describe(o)
-                ),
-            )
-            .ops([o.id])
-            .clients([o.client])
-            .times([since, o.invoked]),
-        );
+                o.client,
+                ms(o.invoked),
+                ms(since),
+                describe(o)
+            ),
+            o,
+            since,
+        ));
     }
     r.figure("member_acts_judged", judged as f64);
 }

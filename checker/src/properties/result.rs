@@ -76,6 +76,15 @@ impl Violation {
             .clients([o.client])
             .times([o.invoked])
     }
+
+    /// As [`Violation::of_op`], for an op judged by a state its client
+    /// had been in since `since`: both times.
+    pub fn of_op_since(kind: ViolationKind, explanation: impl Into<String>, o: &Operation, since: Time) -> Self {
+        Violation::new(kind, explanation)
+            .ops([o.id])
+            .clients([o.client])
+            .times([since, o.invoked])
+    }
 }
 
 /// What a checker returns.
