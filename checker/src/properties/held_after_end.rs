@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{History, Op, Operation, SessionId, SessionState};
+use crate::history::{Op, Operation, SessionId, SessionState};
 
 use super::client_states::{SessionStates, STEP};
 use super::common::{describe, token};
@@ -23,7 +23,7 @@ use super::ViolationKind;
 
 /// Flags each holder write made after its client was told its hold's
 /// session ended.
-pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
+pub fn check_into(ops: &[Operation], states: &SessionStates, r: &mut CheckResult) {
     if !ops.iter().any(|o| matches!(o.op, Op::FencedWrite { .. })) {
         return;
     }
@@ -33,7 +33,6 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
         .filter(|o| matches!(o.op, Op::Acquire { .. }))
         .filter_map(|o| Some((token(o)?, o.session?)))
         .collect();
-    let states = SessionStates::of(h);
     for o in ops {
         let Op::FencedWrite { resource, token } = &o.op else {
             continue;
@@ -66,7 +65,7 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{Outcome, Value};
+    use crate::history::{History, Outcome, Value};
     use crate::properties::testkit::{kinds_found, Builder};
 
     /// Client 1 acquires token 7 on session 0xa at 2 ms; the session is
@@ -107,7 +106,7 @@ mod tests {
     }
 
     fn kinds(h: &History) -> Vec<String> {
-        kinds_found(h, check_into)
+        kinds_found(h, |h, ops, r| check_into(ops, &SessionStates::of(h), r))
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! the report, with none since (the guard learns of a change a moment
 //! after the client records it).
 
-use crate::history::{History, Op, Operation, SessionState, Time};
+use crate::history::{Op, Operation, SessionState, Time};
 
 use super::client_states::SessionStates;
 use super::common::describe;
@@ -26,16 +26,15 @@ fn settled(states: &SessionStates, o: &Operation) -> Option<(SessionState, Time)
 }
 
 /// Flags each `HoldState` report its client's connection contradicts.
-pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
+pub fn check_into(ops: &[Operation], states: &SessionStates, r: &mut CheckResult) {
     if !ops.iter().any(|o| matches!(o.op, Op::HoldState { .. })) {
         return;
     }
-    let states = SessionStates::of(h);
     for o in ops {
         let Op::HoldState { lock, token, suspended } = &o.op else {
             continue;
         };
-        let Some((state, since)) = settled(&states, o) else {
+        let Some((state, since)) = settled(states, o) else {
             continue;
         };
         let wrong = match state {
@@ -67,7 +66,7 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{Outcome, Value};
+    use crate::history::{History, Outcome, Value};
     use crate::properties::testkit::{kinds_found, Builder};
 
     /// Client 1 on session 0xa: connected at 1 ms, `state` at 10 ms, and
@@ -91,7 +90,7 @@ mod tests {
     }
 
     fn kinds(h: &History) -> Vec<String> {
-        kinds_found(h, check_into)
+        kinds_found(h, |h, ops, r| check_into(ops, &SessionStates::of(h), r))
     }
 
     #[test]

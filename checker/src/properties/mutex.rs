@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 
 use crate::history::{ClientId, Event, History, Op, OpId, Operation, Time};
 
+use super::client_states::SessionStates;
 use super::common::{describe, shows_session_alive, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
 use super::sessions::SessionIndex;
@@ -48,8 +49,7 @@ struct Hold {
     why_end: String,
 }
 
-fn holds(h: &History, ops: &[Operation]) -> BTreeMap<String, Vec<Hold>> {
-    let sessions = SessionIndex::new(h, ops);
+fn holds(ops: &[Operation], sessions: &SessionIndex) -> BTreeMap<String, Vec<Hold>> {
     // Each client's releases of each lock, in the order of `ops`.
     let mut releases: BTreeMap<(ClientId, &str), Vec<&Operation>> = BTreeMap::new();
     for r in ops {
@@ -103,7 +103,11 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
 pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let by_id: BTreeMap<OpId, &Operation> = ops.iter().map(|o| (o.id, o)).collect();
-    let all = holds(h, &ops);
+    // One index of sessions for the holds and the losses, one of what each
+    // client saw for the checks of what a holder knew.
+    let sessions = SessionIndex::new(h, ops);
+    let states = SessionStates::of(h);
+    let all = holds(ops, &sessions);
     for (lock, mut hs) in all {
         hs.sort_by_key(|x| x.start);
         for i in 0..hs.len() {
@@ -152,20 +156,19 @@ pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
     }
     herd(h, &ops, &mut r);
     if h.meta.get("hold_grace").is_some_and(|g| g == "none") {
-        losses_while_held(h, ops, &mut r);
+        losses_while_held(h, ops, &sessions, &mut r);
     }
     super::gave_up::check_unqueued(h, ops, &mut r);
-    super::held_after_end::check_into(h, ops, &mut r);
+    super::held_after_end::check_into(ops, &states, &mut r);
     super::hold_node::check_into(h, ops, &mut r);
-    super::hold_state::check_into(h, ops, &mut r);
+    super::hold_state::check_into(ops, &states, &mut r);
     super::revoke_state::check_into(h, ops, &mut r);
     r
 }
 
 /// `HoldLost` reports no session end or node deletion explains.
-fn losses_while_held(h: &History, ops: &[Operation], r: &mut CheckResult) {
+fn losses_while_held(h: &History, ops: &[Operation], sessions: &SessionIndex, r: &mut CheckResult) {
     let nodes = super::common::node_ends(h);
-    let sessions = SessionIndex::new(h, ops);
     for o in ops {
         let (Op::HoldLost { lock, token }, Some(session)) = (&o.op, o.session) else {
             continue;
