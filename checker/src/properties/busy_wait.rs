@@ -4,15 +4,19 @@
 //! deleting one) or an event of its own session (a reconnect re-checks).
 //! A call whose listings of one directory exceed twice those wake-ups,
 //! plus a little slack, is `busy-wait`: a watch never set or never waited
-//! on, a wait that returns at once. Judged on the recipe's own calls as the
-//! history records them, with the servers' commit log.
+//! on, a wait that returns at once. Only answered listings count: one that
+//! failed (ConnectionLoss) never reached the tree, and its retries are the
+//! retry policy's business. Judged on the recipe's own calls as the
+//! history records them, with the servers' commit log. The barrier's
+//! enter and leave, every lock, read/write lock and revocable lock acquire,
+//! and every semaphore acquire are judged so.
 
 use std::collections::BTreeMap;
 
 use crate::history::{ClientId, Event, History, Op, Operation, Time, TxnRecord};
 use crate::zk_consistency::tree::parent_of;
 
-use super::common::{by_client, describe, has_commit_log};
+use super::common::{by_client, describe, has_commit_log, ok_value};
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
 
@@ -60,7 +64,10 @@ pub fn check_into<'a>(
             session_times.entry(*client).or_default().push(*time);
         }
     }
-    let calls = by_client(ops.iter().filter(|o| matches!(o.op, Op::GetChildren { .. })));
+    let calls = by_client(
+        ops.iter()
+            .filter(|o| matches!(o.op, Op::GetChildren { .. }) && ok_value(o).is_some()),
+    );
     let count = |times: Option<&Vec<Time>>, from: Time, to: Time| {
         times.map_or(0, |ts| ts.iter().filter(|t| (from..=to).contains(*t)).count())
     };
@@ -192,5 +199,38 @@ mod tests {
         }
         c.complete(id, 100, crate::history::Outcome::Ok { value: Value::Unit });
         assert_eq!(kinds(&c), vec!["busy-wait"]);
+    }
+
+    #[test]
+    fn listings_lost_to_connection_loss_are_retries_not_polling() {
+        let history = |answered: bool| {
+            let mut b = Builder::new();
+            b.commit(
+                0,
+                1,
+                TxnRecord::Create {
+                    path: "/elsewhere/x".into(),
+                    data: Data::default(),
+                    ephemeral_owner: 0,
+                    session: 0,
+                },
+            );
+            let id = b.invoke(10, 1, leave());
+            // Twenty listings, then one more, with nothing to wake the call.
+            for t in 0..20 {
+                if answered {
+                    b.ok(11 + t, 11 + t, 1, list(), children());
+                } else {
+                    b.info(11 + t, 11 + t, 1, list());
+                }
+            }
+            b.ok(40, 41, 1, list(), children());
+            b.complete(id, 100, crate::history::Outcome::Ok { value: Value::Unit });
+            b
+        };
+        // Retries that never reached a server are not polling...
+        assert_eq!(kinds(&history(false)), Vec::<String>::new());
+        // ...the same listings answered are.
+        assert_eq!(kinds(&history(true)), vec!["busy-wait"]);
     }
 }

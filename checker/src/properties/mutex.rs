@@ -18,7 +18,8 @@
 //! not been told Expired or Closed, and its lock node (the token's czxid)
 //! was still there, is `lost-while-held`.
 //!
-//! An acquire that gave up waiting must have queued ([`super::gave_up`]),
+//! An acquire waits on watches, not by polling ([`super::busy_wait`]), an
+//! acquire that gave up waiting must have queued ([`super::gave_up`]),
 //! a holder stops writing once told its session ended
 //! ([`super::held_after_end`]), a guard names the node its hold stands on ([`super::hold_node`]), and
 //! reports its hold suspended exactly while disconnected
@@ -159,11 +160,21 @@ pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
         losses_while_held(h, ops, &sessions, &mut r);
     }
     super::gave_up::check_unqueued(h, ops, &mut r);
+    let waits = ops.iter().filter(|o| matches!(o.op, Op::Acquire { .. }));
+    super::busy_wait::check_into(h, ops, waits, lock_dir, &mut r);
     super::held_after_end::check_into(ops, &states, &mut r);
     super::hold_node::check_into(h, ops, &mut r);
     super::hold_state::check_into(ops, &states, &mut r);
     super::revoke_state::check_into(h, ops, &mut r);
     r
+}
+
+/// The directory an acquire waits in: the lock's name, where it is a path.
+fn lock_dir(o: &Operation) -> Option<&str> {
+    match &o.op {
+        Op::Acquire { lock, .. } if lock.starts_with('/') => Some(lock),
+        _ => None,
+    }
 }
 
 /// `HoldLost` reports no session end or node deletion explains.
@@ -288,6 +299,52 @@ mod tests {
         let r = check(&b.build(), &Params::default());
         assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
         assert_eq!(r.figures["notifications_per_release"], 3.0);
+    }
+
+    #[test]
+    fn a_waiter_polling_the_lock_directory_is_busy_wait() {
+        let history = |deletes: u64| {
+            let mut b = Builder::new();
+            b.commit(
+                0,
+                1,
+                TxnRecord::Create {
+                    path: "/lock/n-1".into(),
+                    data: Default::default(),
+                    ephemeral_owner: 0,
+                    session: 0,
+                },
+            );
+            let a = b.invoke(10, 2, acq(false));
+            // A predecessor deleted `deletes` times while the waiter
+            // listed the lock directory 12 times.
+            for z in 0..deletes {
+                b.commit(
+                    11 + z,
+                    2 + z as i64,
+                    TxnRecord::Delete {
+                        path: "/lock/n-1".into(),
+                    },
+                );
+            }
+            for t in 0..12 {
+                let children = Value::Children {
+                    children: Default::default(),
+                    stat: Default::default(),
+                };
+                let list = Op::GetChildren {
+                    path: "/lock".into(),
+                    watch: false,
+                };
+                b.ok(20 + t, 20 + t, 2, list, children);
+            }
+            b.complete(a, 40, crate::history::Outcome::Ok { value: tok(2) });
+            b.build()
+        };
+        // Each listing follows a deletion it could have been woken by...
+        assert_eq!(check(&history(4), &Params::default()).verdict, Verdict::Pass);
+        // ...or nothing could have woken it.
+        assert_eq!(check(&history(0), &Params::default()).kinds(), vec!["busy-wait"]);
     }
 
     #[test]

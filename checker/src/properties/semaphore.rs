@@ -4,8 +4,9 @@
 //! commit of its CloseSession (the ephemeral lease node went with it), or,
 //! when the client only later noticed an expiry, its session's last sign
 //! of life before that. An acquire that gave up waiting must have queued
-//! ([`super::gave_up`]), and a lease names the node it stands on
-//! ([`super::hold_node`]).
+//! ([`super::gave_up`]), a lease names the node it stands on
+//! ([`super::hold_node`]), and an acquire waits on watches, not by polling
+//! ([`super::busy_wait`]).
 
 use std::collections::BTreeMap;
 
@@ -102,7 +103,18 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     r.figure("max_concurrent_leases", worst as f64);
     super::gave_up::check_unqueued(h, ops, &mut r);
     super::hold_node::check_into(h, ops, &mut r);
+    let waits = ops.iter().filter(|o| matches!(o.op, Op::Acquired { .. }));
+    super::busy_wait::check_into(h, ops, waits, semaphore_dir, &mut r);
     r
+}
+
+/// The directory an acquire waits in: the semaphore's name, where it is a
+/// path.
+fn semaphore_dir(o: &Operation) -> Option<&str> {
+    match &o.op {
+        Op::Acquired { semaphore } if semaphore.starts_with('/') => Some(semaphore),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use zkdst_recipes::zk::ZkClient;
 use zkdst_recipes::RecipeResult;
 
 use super::contend::{hold_node, Contend, Held, MakeLock};
-use super::new_session::{hold_unless_disconnected, reacquire_on_new_session};
+use super::new_session::{hold_unless_disconnected, reacquire_on_new_session, sleep_unless_disconnected};
 use super::{Env, SimCtx};
 use crate::scenario::OnDisconnect;
 
@@ -129,6 +129,15 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
                             break;
                         }
                         let ms = env.between([50, 300]);
+                        if let Some(states) = states.as_mut() {
+                            // new-session: a long hold, too, is given up the
+                            // moment the connection drops.
+                            if sleep_unless_disconnected(states, Duration::from_millis(ms)).await {
+                                dropped = true;
+                                break;
+                            }
+                            continue;
+                        }
                         let nap = Box::pin(madsim::time::sleep(Duration::from_millis(ms)));
                         match guard.is_suspended().filter(|s| !s).and(guard.suspended_or_lost()) {
                             // As an application that pauses its work when the

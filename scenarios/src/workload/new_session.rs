@@ -18,7 +18,12 @@ use super::{Env, SimCtx};
 /// Holds for one hold time; true if the connection dropped meanwhile.
 pub async fn hold_unless_disconnected(env: &mut Env, states: &mut StateWatch) -> bool {
     let ms = env.between(env.scenario.workload.hold_ms).max(1);
-    let hold = madsim::time::sleep(Duration::from_millis(ms)).fuse();
+    sleep_unless_disconnected(states, Duration::from_millis(ms)).await
+}
+
+/// Sleeps for `d`; true (at once) if the connection dropped meanwhile.
+pub async fn sleep_unless_disconnected(states: &mut StateWatch, d: Duration) -> bool {
+    let hold = madsim::time::sleep(d).fuse();
     futures::pin_mut!(hold);
     loop {
         select_biased! {
