@@ -4,6 +4,8 @@
 //! name, watch or delete the path, compare sequence numbers, and fence
 //! with the Stat's czxid. The promise (`wrong-hold-node`), for each
 //! `HoldNode` report:
+//! - the path lies in the lock's directory (the report's `lock`, as the
+//!   application read it from the recipe: it builds paths from it);
 //! - the name is the path's last component, and ends with the sequence
 //!   number as ZooKeeper appends it (`%010d`);
 //! - the Stat is the node's: its czxid is the hold's token, its
@@ -36,6 +38,7 @@ fn created(h: &History) -> BTreeMap<(Zxid, &str), SessionId> {
 /// What is wrong with one report, if anything.
 fn fault(o: &Operation, log: Option<&BTreeMap<(Zxid, &str), SessionId>>) -> Option<String> {
     let Op::HoldNode {
+        lock,
         token,
         path,
         name,
@@ -46,6 +49,13 @@ fn fault(o: &Operation, log: Option<&BTreeMap<(Zxid, &str), SessionId>>) -> Opti
     else {
         return None;
     };
+    let in_dir = lock.starts_with('/')
+        && path
+            .strip_prefix(lock.as_str())
+            .is_some_and(|rest| rest.len() > 1 && rest.starts_with('/'));
+    if !in_dir {
+        return Some(format!("its path {path:?} is not in the lock's directory {lock:?}"));
+    }
     let last = path.rsplit('/').next().unwrap_or_default();
     if name != last {
         return Some(format!("its name {name:?} is not the last part of its path {path:?}"));
@@ -172,6 +182,17 @@ mod tests {
         for op in bad {
             let h = history(op.clone());
             assert_eq!(kinds(&h), vec!["wrong-hold-node"], "{op:?}");
+        }
+    }
+
+    #[test]
+    fn a_lock_directory_that_is_not_the_nodes_fails() {
+        for dir in ["", "xyzzy", "/", "/other", "/l/_c_1f-lock-0000000003"] {
+            let mut op = report(PATH, "_c_1f-lock-0000000003", 3, stat(7, 0xa));
+            if let Op::HoldNode { lock, .. } = &mut op {
+                *lock = dir.into();
+            }
+            assert_eq!(kinds(&history(op)), vec!["wrong-hold-node"], "{dir:?}");
         }
     }
 
