@@ -10,13 +10,20 @@
 //!
 //! Judged only with the servers' commit log. A request not yet heard is
 //! not judged: the holder learns of it through a watch, at no fixed time.
+//!
+//! And a request the guard knows of is heard (`revoke-unheard`): the guard
+//! sets its requested flag and wakes `revocation_requested()` in one step,
+//! so two reports of one hold that say requested but not heard, a
+//! scheduling step apart, mean the application's wait (one future across
+//! the hold, as the revocable workload waits) was never woken.
 
 use std::collections::BTreeMap;
 
 use zkdst_model::REVOKE;
 
-use crate::history::{History, Op, Operation, Time, TxnRecord, Zxid};
+use crate::history::{ClientId, History, Op, Operation, Time, TxnRecord, Zxid};
 
+use super::client_states::STEP;
 use super::common::{describe, has_commit_log};
 use super::result::{ms, CheckResult, Violation};
 use super::ViolationKind;
@@ -41,8 +48,10 @@ fn first_requests(h: &History) -> BTreeMap<Zxid, Time> {
     out
 }
 
-/// Flags each `RevokeState` report no committed request explains.
+/// Flags each `RevokeState` report no committed request explains, and
+/// each hold whose guard knew of a request its waiter never heard.
 pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
+    unheard(ops, r);
     if !has_commit_log(h) {
         return;
     }
@@ -80,6 +89,63 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
             ),
             o,
         ));
+    }
+}
+
+/// Where a hold's guard stands on a request it knows of.
+#[derive(Clone, Copy)]
+enum Unheard<'a> {
+    /// No unheard request reported since the last heard one.
+    No,
+    /// The first report saying requested, not heard.
+    Since(&'a Operation),
+    /// Flagged already (once per hold).
+    Flagged,
+}
+
+/// `revoke-unheard`: per hold (client and token), a report saying
+/// requested but not heard at least [`STEP`] after another such report,
+/// with no heard report between.
+fn unheard(ops: &[Operation], r: &mut CheckResult) {
+    let mut reports: Vec<&Operation> = ops.iter().filter(|o| matches!(o.op, Op::RevokeState { .. })).collect();
+    reports.sort_by_key(|o| (o.invoked, o.id));
+    let mut holds: BTreeMap<(ClientId, i64), Unheard> = BTreeMap::new();
+    for o in reports {
+        let Op::RevokeState {
+            lock,
+            token,
+            requested,
+            heard,
+        } = &o.op
+        else {
+            continue;
+        };
+        let hold = holds.entry((o.client, *token)).or_insert(Unheard::No);
+        match (*hold, *heard, *requested) {
+            (Unheard::Flagged, ..) | (_, false, false) => {}
+            (_, true, _) => *hold = Unheard::No,
+            (Unheard::No, false, true) => *hold = Unheard::Since(o),
+            (Unheard::Since(f), false, true) if o.invoked >= f.invoked + STEP => {
+                *hold = Unheard::Flagged;
+                r.violation(
+                    Violation::new(
+                        ViolationKind::RevokeUnheard,
+                        format!(
+                            "lock {lock}: client {}'s guard (token {token}) said revocation was requested at {} and \
+                             again at {}, but its revocation_requested() had not resolved: {}",
+                            o.client,
+                            ms(f.invoked),
+                            ms(o.invoked),
+                            describe(o)
+                        ),
+                    )
+                    .ops([f.id, o.id])
+                    .clients([o.client])
+                    .times([f.invoked, o.invoked]),
+                );
+            }
+            (Unheard::Since(_), false, true) => {}
+        }
     }
 }
 
@@ -148,5 +214,59 @@ mod tests {
         assert_eq!(kinds(&history(Some(30), true, true)), vec!["revoke-misreported"]);
         // Heard, then denied.
         assert_eq!(kinds(&history(Some(10), false, true)), vec!["revoke-misreported"]);
+    }
+
+    /// A request on client 1's node at 10 ms, then the holder's reports
+    /// `(ms, requested, heard)`.
+    fn reports(rs: &[(u64, bool, bool)]) -> History {
+        let mut b = Builder::new();
+        b.commit(
+            1,
+            7,
+            TxnRecord::Create {
+                path: NODE.into(),
+                data: Default::default(),
+                ephemeral_owner: 0xa,
+                session: 0xa,
+            },
+        );
+        b.commit(
+            10,
+            9,
+            TxnRecord::SetData {
+                path: NODE.into(),
+                data: Data(REVOKE.to_vec()),
+                version: 1,
+            },
+        );
+        for &(t, requested, heard) in rs {
+            let op = Op::RevokeState {
+                lock: "/r".into(),
+                token: 7,
+                requested,
+                heard,
+            };
+            let id = b.invoke_s(t, 1, Some(0xa), op);
+            b.complete(id, t, Outcome::Ok { value: Value::Unit });
+        }
+        b.build()
+    }
+
+    #[test]
+    fn a_request_the_guard_knows_of_is_heard() {
+        // Said requested at a slice's end, heard the same instant.
+        assert!(kinds(&reports(&[(5, false, false), (20, true, false), (20, true, true)])).is_empty());
+        // Heard, then reported again (the hold goes on): one request, heard.
+        assert!(kinds(&reports(&[(20, true, true), (30, true, false), (30, true, true)])).is_empty());
+        assert!(kinds(&reports(&[(20, false, false), (30, false, false)])).is_empty());
+    }
+
+    #[test]
+    fn a_request_known_but_never_heard_fails_once_per_hold() {
+        let h = reports(&[(20, true, false), (30, true, false), (40, true, false)]);
+        assert_eq!(kinds(&h), vec!["revoke-unheard"]);
+        // Heard between the two: each unheard once, not twice.
+        let h = reports(&[(20, true, false), (20, true, true), (30, true, false)]);
+        assert!(kinds(&h).is_empty());
     }
 }

@@ -146,13 +146,7 @@ async fn run<L: Revocable>(mut env: Env) {
                 if !shared && !guard.is_lost() {
                     env.fenced_write(&zk, lock.dir(), token).await;
                 }
-                // Hold until the time is up or someone asks for the lock.
-                let ms = env.between(env.scenario.workload.hold_ms).max(1);
-                let hold = Box::pin(madsim::time::sleep(Duration::from_millis(ms)));
-                if let Either::Right(_) = select(hold, Box::pin(guard.revocation_requested())).await {
-                    env.report(&zk, revoke_state(&guard, lock.dir(), true));
-                    env.exercised(Situation::RevokeHonoured);
-                }
+                hold_until_revoked(&mut env, &zk, &guard, lock.dir()).await;
                 let rid = env.invoke(
                     Some(&zk),
                     Op::Release {
@@ -167,6 +161,33 @@ async fn run<L: Revocable>(mut env: Env) {
             Err(e) => env.err(id, &e),
         }
         env.think().await;
+    }
+}
+
+/// Holds until the time is up or someone asks for the lock, as an
+/// application working in slices: one `revocation_requested()` waits
+/// across the whole hold, and between slices the application asks the
+/// guard (`revoke_requested()`) and the history records what it said
+/// (`revoke-unheard` judges a guard that says requested twice while the
+/// wait never ends).
+async fn hold_until_revoked(env: &mut Env, zk: &AnyClient, guard: &Guard, lock: &str) {
+    let ms = env.between(env.scenario.workload.hold_ms).max(1);
+    let until = madsim::time::Instant::now() + Duration::from_millis(ms);
+    let revoked = guard.revocation_requested();
+    futures::pin_mut!(revoked);
+    loop {
+        let left = until.saturating_duration_since(madsim::time::Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        let slice = Duration::from_millis(env.between([50, 300])).min(left);
+        let nap = Box::pin(madsim::time::sleep(slice));
+        if let Either::Right(_) = select(nap, revoked.as_mut()).await {
+            env.report(zk, revoke_state(guard, lock, true));
+            env.exercised(Situation::RevokeHonoured);
+            return;
+        }
+        env.report(zk, revoke_state(guard, lock, false));
     }
 }
 
