@@ -7,7 +7,12 @@
 //! another client holds the lock / leads; a semaphore acquire while as many
 //! other clients as there are permits hold a lease; a dequeue while every
 //! acknowledged item was already delivered (the queue may be empty); a
-//! barrier wait on a barrier nobody removed.
+//! barrier wait on a barrier nobody removed. An empty queue excuses only
+//! a take that may wait for an item without limit: where the history's
+//! meta [`DEQUEUE_WAIT_MS`] says every take waits at most that long (the
+//! queue workloads' `take_for` / `try_take`), a take still pending past
+//! the bound is stuck, whatever the queue held (a take that livelocks on
+//! an item another consumer took).
 
 use std::collections::BTreeSet;
 
@@ -20,6 +25,10 @@ use super::ViolationKind;
 use super::{end_of_history, healed_at, Params, NS_PER_MS};
 
 pub const NAME: &str = "liveness";
+
+/// History meta: the longest a dequeue of this history waits for an item,
+/// in ms (absent: a dequeue may wait for ever).
+pub const DEQUEUE_WAIT_MS: &str = "dequeue_wait_ms";
 
 fn waits(op: &Op) -> bool {
     matches!(
@@ -72,6 +81,7 @@ fn excused(h: &History, ops: &[Operation], p: &Params, o: &Operation, at: Time) 
         Op::Acquire { .. } | Op::Campaign { .. } => held_by_others(h, ops, o, at) > 0,
         // Unknown permits: any other holder excuses the wait.
         Op::Acquired { .. } => held_by_others(h, ops, o, at) >= permits(h, p).unwrap_or(1) as usize,
+        Op::Dequeue { .. } if h.meta.contains_key(DEQUEUE_WAIT_MS) => false,
         Op::Dequeue { queue } => {
             let acked = ops
                 .iter()
@@ -242,6 +252,33 @@ mod tests {
         let r = check(&b.build(), &p());
         assert_eq!(r.kinds(), vec!["stuck"], "{r:#?}");
         assert_eq!(r.violations[0].ops, vec![pending], "{r:#?}");
+    }
+
+    #[test]
+    fn an_empty_queue_excuses_only_a_take_that_may_wait_for_ever() {
+        let q = || Op::Dequeue { queue: "q".into() };
+        let mut b = Builder::new();
+        let item = || "a".to_string();
+        let enq = Op::Enqueue {
+            queue: "q".into(),
+            item: item(),
+            priority: 0,
+        };
+        b.ok(0, 1, 1, enq, Value::Unit);
+        let taken = Value::Item {
+            item: Some(item()),
+            priority: None,
+        };
+        b.ok(2, 3, 2, q(), taken);
+        b.fault(4, "partition-halves");
+        b.invoke(5, 3, q());
+        b.fault(10, "heal");
+        b.note_at(500);
+        // Every item delivered: the take may be waiting on an empty queue.
+        assert_eq!(check(&b.clone_build(), &p()).verdict, Verdict::Pass);
+        // But takes of this history wait 50 ms at most: this one is stuck.
+        b.h.meta.insert(DEQUEUE_WAIT_MS.into(), "50".into());
+        assert_eq!(check(&b.build(), &p()).kinds(), vec!["stuck"]);
     }
 
     #[test]

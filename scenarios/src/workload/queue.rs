@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
+use zkdst_checker::properties::liveness::DEQUEUE_WAIT_MS;
 use zkdst_checker::properties::missed_claim::NOTHING_TO_CLAIM;
 use zkdst_checker::properties::queue::NOTHING_TO_TAKE;
 use zkdst_model::Situation;
@@ -39,6 +40,9 @@ const BACKLOG: usize = 50;
 /// (its processing failed), half with `abandon`, half by dropping the claim,
 /// as applications do: each must free the item for another consumer.
 const GIVE_BACK: f64 = 0.1;
+
+/// How long a waiting take waits for an item, at most: [min, max] ms.
+const TAKE_WAIT_MS: [u64; 2] = [10, 2000];
 
 /// The share of takes that wait for an item (`take_for` / `claim_for`).
 const BLOCKING: f64 = 0.3;
@@ -149,6 +153,9 @@ async fn give_back<T: Taken>(env: &mut Env, t: T) {
 }
 
 async fn consume<T: Consume>(mut env: Env, make: MakeConsumer<T>, none: &str) {
+    // No take waits for an item longer than TAKE_WAIT_MS: liveness judges
+    // one still pending past its bound as stuck, whatever the queue held.
+    env.rec.set_meta(DEQUEUE_WAIT_MS, TAKE_WAIT_MS[1].to_string());
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
     let nprod = producers(&env) as i64;
@@ -173,7 +180,7 @@ async fn consume<T: Consume>(mut env: Env, make: MakeConsumer<T>, none: &str) {
         // application blocks on its queue; the rest only look.
         let consumer = make(ctx.clone());
         let taken = if running && env.rng.gen_bool(BLOCKING) {
-            let limit = Duration::from_millis(env.between([10, 2000]));
+            let limit = Duration::from_millis(env.between(TAKE_WAIT_MS));
             consumer.take_for(limit).await
         } else {
             consumer.try_take().await
