@@ -200,6 +200,10 @@ async fn consume<T: Consume>(mut env: Env, make: MakeConsumer<T>, none: &str) {
                 }
             }
             Ok(None) => env.fail(id, none),
+            // The consumers' promise: SessionLost means nothing was taken
+            // (a take that may have removed an item says Ambiguous), so the
+            // checkers may hold the recipe to it (`lost-item`).
+            Err(e @ RecipeError::SessionLost) => env.fail(id, &e.to_string()),
             Err(e) => env.err(id, &e),
         }
         if running {
