@@ -341,24 +341,23 @@ fn losses_while_connected(ctx: &Context, r: &mut CheckResult, election: &str, op
         if ctx.loss_known(session, t) {
             continue;
         }
-        r.violation(
-            Violation::new(
-                ViolationKind::LostWhileConnected,
-                format!(
-                    "election {election}: the recipe told client {} its leadership (token {}) was lost at {}, \
+        r.violation(Violation::of_pair(
+            ViolationKind::LostWhileConnected,
+            format!(
+                "election {election}: the recipe told client {} its leadership (token {}) was lost at {}, \
                      though its client had stayed connected since the campaign returned at {} and its session \
                      and candidate node were alive: {}",
-                    c.client,
-                    t.token,
-                    ms(t.end),
-                    ms(t.start),
-                    describe(lost)
-                ),
-            )
-            .ops([c.id, lost.id])
-            .clients([c.client])
-            .times([t.start, t.end]),
-        );
+                c.client,
+                t.token,
+                ms(t.end),
+                ms(t.start),
+                describe(lost)
+            ),
+            c,
+            lost,
+            t.start,
+            t.end,
+        ));
     }
 }
 

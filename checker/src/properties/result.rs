@@ -85,6 +85,22 @@ impl Violation {
             .clients([o.client])
             .times([since, o.invoked])
     }
+
+    /// A violation two ops of one client show together: a report `then`
+    /// that contradicts an earlier one, `first`; from `from` to `to`.
+    pub fn of_pair(
+        kind: ViolationKind,
+        explanation: impl Into<String>,
+        first: &Operation,
+        then: &Operation,
+        from: Time,
+        to: Time,
+    ) -> Self {
+        Violation::new(kind, explanation)
+            .ops([first.id, then.id])
+            .clients([then.client])
+            .times([from, to])
+    }
 }
 
 /// What a checker returns.

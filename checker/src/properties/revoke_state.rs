@@ -48,6 +48,19 @@ fn first_requests(h: &History) -> BTreeMap<Zxid, Time> {
     out
 }
 
+/// A `RevokeState` report: (lock, token, requested, heard).
+fn report_of(o: &Operation) -> Option<(&str, i64, bool, bool)> {
+    match &o.op {
+        Op::RevokeState {
+            lock,
+            token,
+            requested,
+            heard,
+        } => Some((lock, *token, *requested, *heard)),
+        _ => None,
+    }
+}
+
 /// Flags each `RevokeState` report no committed request explains, and
 /// each hold whose guard knew of a request its waiter never heard.
 pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
@@ -57,24 +70,18 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
     }
     let requests = first_requests(h);
     for o in ops {
-        let Op::RevokeState {
-            lock,
-            token,
-            requested,
-            heard,
-        } = &o.op
-        else {
+        let Some((lock, token, requested, heard)) = report_of(o) else {
             continue;
         };
-        let asked = requests.get(token).filter(|&&t| t <= o.invoked);
-        let why = if (*requested || *heard) && asked.is_none() {
-            let what = if *heard {
+        let asked = requests.get(&token).filter(|&&t| t <= o.invoked);
+        let why = if (requested || heard) && asked.is_none() {
+            let what = if heard {
                 "heard a revocation request"
             } else {
                 "said revocation was requested"
             };
             format!("{what}, but no request had been written to its node")
-        } else if *heard && !*requested {
+        } else if heard && !requested {
             "heard a revocation request, but its guard said none was made".to_string()
         } else {
             continue;
@@ -107,42 +114,35 @@ enum Unheard<'a> {
 /// requested but not heard at least [`STEP`] after another such report,
 /// with no heard report between.
 fn unheard(ops: &[Operation], r: &mut CheckResult) {
-    let mut reports: Vec<&Operation> = ops.iter().filter(|o| matches!(o.op, Op::RevokeState { .. })).collect();
+    let mut reports: Vec<&Operation> = ops.iter().filter(|o| report_of(o).is_some()).collect();
     reports.sort_by_key(|o| (o.invoked, o.id));
     let mut holds: BTreeMap<(ClientId, i64), Unheard> = BTreeMap::new();
     for o in reports {
-        let Op::RevokeState {
-            lock,
-            token,
-            requested,
-            heard,
-        } = &o.op
-        else {
+        let Some((lock, token, requested, heard)) = report_of(o) else {
             continue;
         };
-        let hold = holds.entry((o.client, *token)).or_insert(Unheard::No);
-        match (*hold, *heard, *requested) {
+        let hold = holds.entry((o.client, token)).or_insert(Unheard::No);
+        match (*hold, heard, requested) {
             (Unheard::Flagged, ..) | (_, false, false) => {}
             (_, true, _) => *hold = Unheard::No,
             (Unheard::No, false, true) => *hold = Unheard::Since(o),
             (Unheard::Since(f), false, true) if o.invoked >= f.invoked + STEP => {
                 *hold = Unheard::Flagged;
-                r.violation(
-                    Violation::new(
-                        ViolationKind::RevokeUnheard,
-                        format!(
-                            "lock {lock}: client {}'s guard (token {token}) said revocation was requested at {} and \
-                             again at {}, but its revocation_requested() had not resolved: {}",
-                            o.client,
-                            ms(f.invoked),
-                            ms(o.invoked),
-                            describe(o)
-                        ),
-                    )
-                    .ops([f.id, o.id])
-                    .clients([o.client])
-                    .times([f.invoked, o.invoked]),
-                );
+                r.violation(Violation::of_pair(
+                    ViolationKind::RevokeUnheard,
+                    format!(
+                        "lock {lock}: client {}'s guard (token {token}) said revocation was requested at {} and \
+                         again at {}, but its revocation_requested() had not resolved: {}",
+                        o.client,
+                        ms(f.invoked),
+                        ms(o.invoked),
+                        describe(o)
+                    ),
+                    f,
+                    o,
+                    f.invoked,
+                    o.invoked,
+                ));
             }
             (Unheard::Since(_), false, true) => {}
         }
@@ -157,9 +157,8 @@ mod tests {
 
     const NODE: &str = "/r/g0a-write-0000000003";
 
-    /// Client 1's node (czxid 7); a request on it commits at `asked` ms
-    /// (if any), and the holder reports at 20 ms.
-    fn history(asked: Option<u64>, requested: bool, heard: bool) -> History {
+    /// Client 1's node (session 0xa) created at zxid 7.
+    fn node() -> Builder {
         let mut b = Builder::new();
         b.commit(
             1,
@@ -171,25 +170,41 @@ mod tests {
                 session: 0xa,
             },
         );
-        if let Some(t) = asked {
-            b.commit(
-                t,
-                9,
-                TxnRecord::SetData {
-                    path: NODE.into(),
-                    data: Data(REVOKE.to_vec()),
-                    version: 1,
-                },
-            );
-        }
+        b
+    }
+
+    /// A revocation request on the node commits at `t` ms.
+    fn request(b: &mut Builder, t: u64) {
+        b.commit(
+            t,
+            9,
+            TxnRecord::SetData {
+                path: NODE.into(),
+                data: Data(REVOKE.to_vec()),
+                version: 1,
+            },
+        );
+    }
+
+    /// The holder's report at `t` ms.
+    fn report(b: &mut Builder, t: u64, requested: bool, heard: bool) {
         let op = Op::RevokeState {
             lock: "/r".into(),
             token: 7,
             requested,
             heard,
         };
-        let id = b.invoke_s(20, 1, Some(0xa), op);
-        b.complete(id, 20, Outcome::Ok { value: Value::Unit });
+        let id = b.invoke_s(t, 1, Some(0xa), op);
+        b.complete(id, t, Outcome::Ok { value: Value::Unit });
+    }
+
+    /// A request at `asked` ms (if any), and the holder reports at 20 ms.
+    fn history(asked: Option<u64>, requested: bool, heard: bool) -> History {
+        let mut b = node();
+        if let Some(t) = asked {
+            request(&mut b, t);
+        }
+        report(&mut b, 20, requested, heard);
         b.build()
     }
 
@@ -216,38 +231,13 @@ mod tests {
         assert_eq!(kinds(&history(Some(10), false, true)), vec!["revoke-misreported"]);
     }
 
-    /// A request on client 1's node at 10 ms, then the holder's reports
-    /// `(ms, requested, heard)`.
+    /// A request at 10 ms, then the holder's reports `(ms, requested,
+    /// heard)`.
     fn reports(rs: &[(u64, bool, bool)]) -> History {
-        let mut b = Builder::new();
-        b.commit(
-            1,
-            7,
-            TxnRecord::Create {
-                path: NODE.into(),
-                data: Default::default(),
-                ephemeral_owner: 0xa,
-                session: 0xa,
-            },
-        );
-        b.commit(
-            10,
-            9,
-            TxnRecord::SetData {
-                path: NODE.into(),
-                data: Data(REVOKE.to_vec()),
-                version: 1,
-            },
-        );
+        let mut b = node();
+        request(&mut b, 10);
         for &(t, requested, heard) in rs {
-            let op = Op::RevokeState {
-                lock: "/r".into(),
-                token: 7,
-                requested,
-                heard,
-            };
-            let id = b.invoke_s(t, 1, Some(0xa), op);
-            b.complete(id, t, Outcome::Ok { value: Value::Unit });
+            report(&mut b, t, requested, heard);
         }
         b.build()
     }
