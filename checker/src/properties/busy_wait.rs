@@ -44,6 +44,15 @@ fn child_changes(h: &History) -> BTreeMap<&str, Vec<Time>> {
     out
 }
 
+/// The directory a lock, read/write lock or semaphore acquire waits in:
+/// the name it acquires, where that is a path.
+pub fn acquire_dir(o: &Operation) -> Option<&str> {
+    match &o.op {
+        Op::Acquire { lock: dir, .. } | Op::Acquired { semaphore: dir } if dir.starts_with('/') => Some(dir),
+        _ => None,
+    }
+}
+
 /// Adds a `busy-wait` violation to `r` for each of `waits` (recipe calls
 /// that wait in directories under `under(call)`) that listed one such
 /// directory more often than its wake-ups explain. `ops`: every operation.
@@ -232,5 +241,25 @@ mod tests {
         assert_eq!(kinds(&history(false)), Vec::<String>::new());
         // ...the same listings answered are.
         assert_eq!(kinds(&history(true)), vec!["busy-wait"]);
+    }
+
+    #[test]
+    fn acquires_wait_in_the_directory_they_name() {
+        let at = |op: Op| {
+            let mut b = Builder::new();
+            b.invoke(1, 1, op);
+            let h = b.build();
+            let ops = crate::properties::common::operations(&h, "t").unwrap();
+            acquire_dir(&ops[0]).map(str::to_string)
+        };
+        let lock = |name: &str| Op::Acquire {
+            lock: name.into(),
+            shared: false,
+        };
+        assert_eq!(at(lock("/locks/l")), Some("/locks/l".to_string()));
+        assert_eq!(at(Op::Acquired { semaphore: "/s".into() }), Some("/s".to_string()));
+        // A name that is not a path names no directory.
+        assert_eq!(at(lock("l")), None);
+        assert_eq!(at(leave()), None);
     }
 }

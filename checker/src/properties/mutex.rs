@@ -161,20 +161,12 @@ pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
     }
     super::gave_up::check_unqueued(h, ops, &mut r);
     let waits = ops.iter().filter(|o| matches!(o.op, Op::Acquire { .. }));
-    super::busy_wait::check_into(h, ops, waits, lock_dir, &mut r);
+    super::busy_wait::check_into(h, ops, waits, super::busy_wait::acquire_dir, &mut r);
     super::held_after_end::check_into(ops, &states, &mut r);
     super::hold_node::check_into(h, ops, &mut r);
     super::hold_state::check_into(ops, &states, &mut r);
     super::revoke_state::check_into(h, ops, &mut r);
     r
-}
-
-/// The directory an acquire waits in: the lock's name, where it is a path.
-fn lock_dir(o: &Operation) -> Option<&str> {
-    match &o.op {
-        Op::Acquire { lock, .. } if lock.starts_with('/') => Some(lock),
-        _ => None,
-    }
 }
 
 /// `HoldLost` reports no session end or node deletion explains.

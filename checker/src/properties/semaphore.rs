@@ -104,17 +104,8 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     super::gave_up::check_unqueued(h, ops, &mut r);
     super::hold_node::check_into(h, ops, &mut r);
     let waits = ops.iter().filter(|o| matches!(o.op, Op::Acquired { .. }));
-    super::busy_wait::check_into(h, ops, waits, semaphore_dir, &mut r);
+    super::busy_wait::check_into(h, ops, waits, super::busy_wait::acquire_dir, &mut r);
     r
-}
-
-/// The directory an acquire waits in: the semaphore's name, where it is a
-/// path.
-fn semaphore_dir(o: &Operation) -> Option<&str> {
-    match &o.op {
-        Op::Acquired { semaphore } if semaphore.starts_with('/') => Some(semaphore),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
