@@ -337,6 +337,20 @@ mod tests {
         assert!(!RecipeError::Ambiguous("x".into()).to_string().starts_with(ERROR_PREFIX));
     }
 
+    /// The needless-ambiguity check recognises Ambiguous by the start of
+    /// its message.
+    #[test]
+    fn ambiguous_is_recorded_as_the_checker_reads_it() {
+        use zkdst_checker::properties::needless_ambiguity::AMBIGUOUS_PREFIX;
+        use zkdst_recipes::error::RecipeError;
+        assert!(RecipeError::Ambiguous("x".into())
+            .to_string()
+            .starts_with(AMBIGUOUS_PREFIX));
+        for other in [RecipeError::SessionLost, RecipeError::Cancelled("x")] {
+            assert!(!other.to_string().starts_with(AMBIGUOUS_PREFIX), "{other}");
+        }
+    }
+
     /// The recipe-errors checker recognises BadData, InvalidArgument and
     /// Conflict by the start of their messages.
     #[test]

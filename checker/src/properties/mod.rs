@@ -38,6 +38,7 @@ mod member_act;
 pub mod membership;
 pub mod missed_claim;
 pub mod mutex;
+pub mod needless_ambiguity;
 pub mod progress;
 pub mod queue;
 pub mod recipe_errors;

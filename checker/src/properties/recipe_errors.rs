@@ -18,7 +18,9 @@
 //! (the recipes' `RecipeError::BadData` / `InvalidArgument` / `Conflict`
 //! messages; a
 //! scenarios test pins the two together). Runs on every seed, beside
-//! `progress` and `session-lost`.
+//! `progress` and `session-lost`. It also judges the one error a recipe
+//! may always return, Ambiguous, against the writes the call sent
+//! ([`super::needless_ambiguity`]).
 
 use crate::history::{History, Operation};
 
@@ -68,6 +70,7 @@ pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
         );
     }
     r.figure("recipe_calls_judged", judged as f64);
+    super::needless_ambiguity::check_into(ops, &mut r);
     r
 }
 

@@ -7,8 +7,10 @@
 //! absent with the item gone means another consumer took it. A NoNode is
 //! never taken to mean "someone else took it" without that proof (the lost
 //! item of kazoo `Queue.get` / Curator `SimpleDistributedQueue`). If the
-//! session ends before the outcome is known the item may be lost — that is
-//! the contract — and the call returns [`RecipeError::Ambiguous`] naming it.
+//! session ends (or retries run out) before the outcome is known the item
+//! may be lost — that is the contract — and the call returns
+//! [`RecipeError::Ambiguous`] naming it. Any other error means nothing was
+//! taken.
 
 use std::time::Duration;
 
@@ -180,11 +182,12 @@ pub(crate) async fn take_marked<C: ZkClient, R: Runtime>(
                     }
                     Ok(Some(false)) => return Ok(false),
                     Ok(None) => continue,
-                    Err(e) if e.is_session_lost() => return Err(lost_item(item)),
-                    Err(e) => return Err(e),
+                    // The multi may have been applied: only Ambiguous says so.
+                    Err(e) if e.is_session_lost() => return Err(lost_item(item, "the session ended")),
+                    Err(e) => return Err(lost_item(item, &format!("{e} while reading its marker"))),
                 }
             }
-            Err(e) if e.error.is_session_lost() && attempt > 0 => return Err(lost_item(item)),
+            Err(e) if e.error.is_session_lost() && attempt > 0 => return Err(lost_item(item, "the session ended")),
             Err(e) => return Err(RecipeError::from_zk(e.error)),
         }
     }
@@ -210,9 +213,9 @@ async fn resolve<C: ZkClient, R: Runtime>(
     }
 }
 
-fn lost_item(item: &ItemName) -> RecipeError {
+fn lost_item(item: &ItemName, why: &str) -> RecipeError {
     RecipeError::Ambiguous(format!(
-        "item {} ({}) may have been removed by this consumer; the session ended before it could tell",
+        "item {} ({}) may have been removed by this consumer; {why} before it could tell",
         item.guid, item.name
     ))
 }

@@ -194,12 +194,15 @@ pub(crate) async fn put_exactly_once<C: ZkClient, R: Runtime>(
                         return Ok(());
                     }
                     Ok(false) => {}
-                    Err(e) if e.is_session_lost() => return Err(ambiguous_enqueue(guid)),
-                    Err(e) => return Err(e),
+                    // The multi may have been applied: only Ambiguous says so.
+                    Err(e) if e.is_session_lost() => return Err(ambiguous_enqueue(guid, "the session ended")),
+                    Err(e) => return Err(ambiguous_enqueue(guid, &format!("{e} while reading its marker"))),
                 }
             }
-            Err(e) if e.error.is_session_lost() && ambiguous => return Err(ambiguous_enqueue(guid)),
-            Err(e) if e.error.is_ambiguous() => return Err(ambiguous_enqueue(guid)),
+            Err(e) if e.error.is_session_lost() && ambiguous => {
+                return Err(ambiguous_enqueue(guid, "the session ended"))
+            }
+            Err(e) if e.error.is_ambiguous() => return Err(ambiguous_enqueue(guid, "retries ran out")),
             Err(e) => return Err(RecipeError::from_zk(e.error)),
         }
         attempt += 1;
@@ -218,8 +221,8 @@ async fn marker_present<C: ZkClient, R: Runtime>(
     Ok(stat.is_some_and(|s| s.ephemeral_owner == guid.session))
 }
 
-fn ambiguous_enqueue(guid: &Guid) -> RecipeError {
+fn ambiguous_enqueue(guid: &Guid, why: &str) -> RecipeError {
     RecipeError::Ambiguous(format!(
-        "enqueue of item {guid}: ConnectionLoss, then the session ended before the outcome was known"
+        "enqueue of item {guid}: ConnectionLoss, then {why} before the outcome was known"
     ))
 }

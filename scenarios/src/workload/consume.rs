@@ -6,6 +6,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use zkdst_recipes::error::RecipeError;
 use zkdst_recipes::planted::CancelledTakeQueue;
 use zkdst_recipes::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, Claimed, QueueItem, Steps};
 use zkdst_recipes::RecipeResult;
@@ -26,6 +27,18 @@ pub trait Consume: Send + Sync + 'static {
     fn try_take(&self) -> impl Future<Output = RecipeResult<Option<Self::Taken>>> + Send;
     /// Waits up to `limit` for an item (`None`: none came).
     fn take_for(&self, limit: Duration) -> impl Future<Output = RecipeResult<Option<Self::Taken>>> + Send;
+    /// Whether a take that failed with `e` may still have taken an item,
+    /// as the consumer promises: any error but SessionLost, unless it says
+    /// more.
+    fn may_have_taken(e: &RecipeError) -> bool {
+        !matches!(e, RecipeError::SessionLost)
+    }
+}
+
+/// The at-most-once consumer's promise: only Ambiguous may have taken an
+/// item; any other error took nothing.
+fn only_ambiguous(e: &RecipeError) -> bool {
+    matches!(e, RecipeError::Ambiguous(_))
 }
 
 /// An item handed to a consumer.
@@ -50,6 +63,9 @@ impl<S: Steps> Consume for AtMostOnceConsumer<AnyClient, R, S> {
     async fn take_for(&self, limit: Duration) -> RecipeResult<Option<QueueItem>> {
         AtMostOnceConsumer::take_for(self, limit).await
     }
+    fn may_have_taken(e: &RecipeError) -> bool {
+        only_ambiguous(e)
+    }
 }
 
 impl Consume for CancelledTakeQueue<AnyClient, R> {
@@ -59,6 +75,9 @@ impl Consume for CancelledTakeQueue<AnyClient, R> {
     }
     async fn take_for(&self, limit: Duration) -> RecipeResult<Option<QueueItem>> {
         CancelledTakeQueue::take_for(self, limit).await
+    }
+    fn may_have_taken(e: &RecipeError) -> bool {
+        only_ambiguous(e)
     }
 }
 

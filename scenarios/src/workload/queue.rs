@@ -104,9 +104,12 @@ async fn produce<S: Steps>(mut env: Env, priority: bool, steps: S) {
                 priority: prio as i64,
             },
         );
+        // The queue's promise: an error other than Ambiguous created no
+        // item (a delivery of it would be a `phantom-item`).
         match q.enqueue_with_priority(item.as_bytes(), prio).await {
             Ok(_) => env.ok(id, Value::Unit),
-            Err(e) => env.err(id, &e),
+            Err(e @ RecipeError::Ambiguous(_)) => env.err(id, &e),
+            Err(e) => env.fail(id, &e.to_string()),
         }
         env.think().await;
     }
@@ -200,11 +203,11 @@ async fn consume<T: Consume>(mut env: Env, make: MakeConsumer<T>, none: &str) {
                 }
             }
             Ok(None) => env.fail(id, none),
-            // The consumers' promise: SessionLost means nothing was taken
-            // (a take that may have removed an item says Ambiguous), so the
-            // checkers may hold the recipe to it (`lost-item`).
-            Err(e @ RecipeError::SessionLost) => env.fail(id, &e.to_string()),
-            Err(e) => env.err(id, &e),
+            // Recorded as the consumer promises (at most once: only
+            // Ambiguous may have taken an item; at least once: all but
+            // SessionLost), so the checkers hold it to that (`lost-item`).
+            Err(e) if T::may_have_taken(&e) => env.err(id, &e),
+            Err(e) => env.fail(id, &e.to_string()),
         }
         if running {
             env.think().await;
