@@ -231,7 +231,10 @@ pub async fn leader_latch<S: latch::Steps>(mut env: Env, steps: S) {
                         s => format!("{s:?}"),
                     }
                 };
-                serve(&mut env, &zk, token, || latch.token() == Some(token), lost, false).await;
+                // Asked as an application asks (Curator's hasLeadership),
+                // and of this term's token (a new term is not this one).
+                let leading = || latch.has_leadership() && latch.token() == Some(token);
+                serve(&mut env, &zk, token, leading, lost, false).await;
                 let rid = env.invoke(
                     Some(&zk),
                     Op::Resign {
