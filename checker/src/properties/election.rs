@@ -10,7 +10,8 @@
 //! the election's directory before the campaign returned
 //! (`token-not-candidate-node`; judged when the history records creates).
 //! A campaign that gave up waiting must have queued ([`super::gave_up`]);
-//! a `leader()` answer is its own listing's head ([`super::leader_query`]).
+//! a `leader()` answer is its own listing's head ([`super::leader_query`]);
+//! a leadership names its candidate node truly ([`super::hold_node`]).
 
 use std::collections::BTreeMap;
 
@@ -114,6 +115,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     leadership::check_into(h, p, ops, &mut r);
     super::gave_up::check_unqueued(h, ops, &mut r);
     super::leader_query::check_into(h, ops, &mut r);
+    super::hold_node::check_into(h, ops, &mut r);
     r
 }
 

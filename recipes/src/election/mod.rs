@@ -41,7 +41,7 @@ use crate::lock::{LockGuard, Released};
 use crate::monitor::{HoldState, LostReason};
 use crate::runtime::Runtime;
 use crate::zk::path::join;
-use crate::zk::{ZkClient, ZkError};
+use crate::zk::{Stat, ZkClient, ZkError};
 
 /// Node kind of candidates.
 pub const CANDIDATE_KIND: &str = "n";
@@ -168,8 +168,25 @@ impl<C: ZkClient, R: Runtime, S: Steps> Leadership<C, R, S> {
         self.guard.token()
     }
 
+    /// The candidate node's name (no parent).
     pub fn name(&self) -> &str {
         self.guard.name()
+    }
+
+    /// The candidate node's path (Curator's `getOurPath`).
+    pub fn path(&self) -> &str {
+        self.guard.path()
+    }
+
+    /// The candidate node's sequence number (wraps; prefer [`Self::token`]).
+    pub fn sequence(&self) -> i32 {
+        self.guard.sequence()
+    }
+
+    /// The candidate node's Stat as the campaign read it; its czxid is the
+    /// token.
+    pub fn stat(&self) -> &Stat {
+        self.guard.stat()
     }
 
     /// True until the leadership is lost (session ended, node deleted, or

@@ -180,6 +180,17 @@ pub async fn election<S: Steps>(mut env: Env, steps: S) {
             Ok(Some(l)) => {
                 let token = l.token();
                 env.ok(id, Value::Token { token });
+                // What the leadership says of its candidate node, as an
+                // application logs or watches it (`wrong-hold-node`).
+                let node = Op::HoldNode {
+                    lock: e.dir().to_string(),
+                    token,
+                    path: l.path().to_string(),
+                    name: l.name().to_string(),
+                    sequence: l.sequence(),
+                    stat: *l.stat(),
+                };
+                env.report(&zk, node);
                 let lost = async { format!("{:?}", l.lost().await) };
                 serve(&mut env, &zk, token, || l.is_leader(), lost, true).await;
                 let rid = env.invoke(
