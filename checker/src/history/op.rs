@@ -124,6 +124,11 @@ pub enum Op {
         queue: String,
         item: String,
     },
+    /// Asks how many items a queue holds: `len()` answers `Value::Int`,
+    /// `is_empty()` answers `Value::Bool`.
+    QueueLen {
+        queue: String,
+    },
     /// Stand for election; returns `Value::Token` (the leader's epoch/token)
     /// once elected.
     Campaign {

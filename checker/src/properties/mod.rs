@@ -41,6 +41,7 @@ pub mod mutex;
 pub mod needless_ambiguity;
 pub mod progress;
 pub mod queue;
+pub mod queue_len;
 pub mod recipe_errors;
 pub mod registry;
 pub mod replicas;

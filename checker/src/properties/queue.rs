@@ -31,6 +31,9 @@
 //! ([`super::missed_claim`]): an item another consumer claims is rightly
 //! skipped.
 //!
+//! A `len()` or `is_empty()` answer is its own listing's count of items
+//! ([`super::queue_len`]).
+//!
 //! Loss is decided only when the queue is known to be drained: the
 //! scenario says so (`drained`), or a dequeue found it empty after the
 //! item's enqueue completed. Each unknown (Info) dequeue may have consumed
@@ -132,6 +135,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         if p.drained {
             check_left(h, name, q, &mut r);
         }
+        super::queue_len::check_into(name, ops, &mut r);
         match p.delivery {
             Delivery::ExactlyOnce => check_missed(h, name, ops, &mut r),
             Delivery::AtLeastOnce => super::missed_claim::check_claims(h, name, ops, &mut r),

@@ -19,7 +19,7 @@ use zkdst_sim::client::AnyClient;
 use zkdst_sim::runtime::SimRuntime;
 
 use super::consume::{Consume, MakeConsumer, Taken};
-use super::Env;
+use super::{Env, SimCtx};
 use crate::scenario::Consumer;
 
 pub(crate) const Q: &str = "/queues/q";
@@ -106,7 +106,14 @@ async fn produce<S: Steps>(mut env: Env, priority: bool, steps: S) {
         );
         // The queue's promise: an error other than Ambiguous created no
         // item (a delivery of it would be a `phantom-item`).
-        match q.enqueue_with_priority(item.as_bytes(), prio).await {
+        // A FIFO producer uses the plain enqueue, as an application
+        // without priorities does.
+        let enqueued = if priority {
+            q.enqueue_with_priority(item.as_bytes(), prio).await
+        } else {
+            q.enqueue(item.as_bytes()).await
+        };
+        match enqueued {
             Ok(_) => env.ok(id, Value::Unit),
             Err(e @ RecipeError::Ambiguous(_)) => env.err(id, &e),
             Err(e) => env.fail(id, &e.to_string()),
@@ -155,6 +162,30 @@ async fn give_back<T: Taken>(env: &mut Env, t: T) {
     }
 }
 
+/// Whether the queue is empty, asked as a draining application asks:
+/// `len()` or `is_empty()`, recorded (`QueueLen`: `queue-len-misreported`
+/// holds the answer to the call's own listing).
+async fn drained(env: &mut Env, zk: &AnyClient, ctx: &SimCtx) -> bool {
+    let q = Queue::new(ctx.clone(), Q);
+    let id = env.invoke(Some(zk), Op::QueueLen { queue: Q.into() });
+    env.ops -= 1; // a look, not a queue operation
+    let empty = if env.rng.gen_bool(0.5) {
+        q.len().await.map(|n| (n == 0, Value::Int { value: n as i64 }))
+    } else {
+        q.is_empty().await.map(|e| (e, Value::Bool { value: e }))
+    };
+    match empty {
+        Ok((empty, value)) => {
+            env.ok(id, value);
+            empty
+        }
+        Err(e) => {
+            env.err(id, &e);
+            false
+        }
+    }
+}
+
 async fn consume<T: Consume>(mut env: Env, make: MakeConsumer<T>, none: &str) {
     // No take waits for an item longer than TAKE_WAIT_MS: liveness judges
     // one still pending past its bound as stuck, whatever the queue held.
@@ -172,7 +203,7 @@ async fn consume<T: Consume>(mut env: Env, make: MakeConsumer<T>, none: &str) {
             }
             if env.shared.round("producers-done") >= nprod {
                 env.renew(&mut zk, &mut ctx);
-                if let Ok(0) = Queue::new(ctx.clone(), Q).len().await {
+                if drained(&mut env, &zk, &ctx).await {
                     break;
                 }
             }

@@ -1,0 +1,151 @@
+//! How many items a queue holds, as its `len()` / `is_empty()` reports it
+//! (`QueueLen`). The answer may be stale by the time it returns, but it is
+//! the answer of a read: the number of item nodes (`p{priority}-{id}-item-
+//! {sequence}`) in the last listing of `{queue}/items` the call made (the
+//! listing itself is checked against the servers' state by
+//! `zk-consistency`); a directory that does not exist holds none. An
+//! answer that disagrees with its own listing is `queue-len-misreported`:
+//! a producer pacing itself on it floods or starves the queue, a consumer
+//! draining until it is empty stops early or never.
+//!
+//! Judged when the history records the call's listings; a call that made
+//! no listing is not judged.
+
+use crate::history::{Op, Operation, Value};
+
+use super::common::{by_client, describe, ok_value};
+use super::result::{CheckResult, Violation};
+use super::ViolationKind;
+
+/// An item's name as the queue writes it: `p`, then `-item-` and a
+/// ten-digit sequence at the end.
+fn is_item(name: &str) -> bool {
+    let seq = name.rsplit('-').next().unwrap_or("");
+    name.starts_with('p') && name.contains("-item-") && seq.len() == 10 && seq.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The items a listing answer shows (`None`: not a listing's answer).
+fn items_listed(v: &Value) -> Option<usize> {
+    match v {
+        Value::Children { children, .. } | Value::ChildNames { children } => {
+            Some(children.iter().filter(|c| is_item(c)).count())
+        }
+        Value::Error { code, .. } if code == "NoNode" => Some(0),
+        _ => None,
+    }
+}
+
+/// Adds a `queue-len-misreported` violation to `r` for each `QueueLen` in
+/// `ops` on `queue` whose answer is not its own last listing's count.
+pub fn check_into(queue: &str, ops: &[Operation], r: &mut CheckResult) {
+    let items = format!("{}/items", queue.trim_end_matches('/'));
+    let calls = by_client(
+        ops.iter()
+            .filter(|o| matches!(&o.op, Op::GetChildren { path, .. } if *path == items)),
+    );
+    let mut judged = 0u64;
+    for q in ops {
+        let Op::QueueLen { queue: name } = &q.op else { continue };
+        let (true, Some(done), Some(answer)) = (name == queue, q.completed, ok_value(q)) else {
+            continue;
+        };
+        let listed = calls
+            .get(&q.client)
+            .into_iter()
+            .flatten()
+            .filter(|x| x.invoked >= q.invoked && x.completed.is_some_and(|t| t <= done))
+            .filter_map(|x| Some((x, items_listed(ok_value(x)?)?)))
+            .max_by_key(|(x, _)| x.completed);
+        let Some((listing, count)) = listed else { continue };
+        judged += 1;
+        let (agrees, said) = match answer {
+            Value::Int { value } => (*value == count as i64, value.to_string()),
+            Value::Bool { value } => (*value == (count == 0), format!("empty: {value}")),
+            _ => continue,
+        };
+        if !agrees {
+            r.violation(
+                Violation::new(
+                    ViolationKind::QueueLenMisreported,
+                    format!(
+                        "queue {queue}: {} answered {said}, but its own listing of {items} showed {count} item(s): {}",
+                        describe(q),
+                        describe(listing)
+                    ),
+                )
+                .ops([q.id, listing.id])
+                .clients([q.client])
+                .times(q.completed),
+            );
+        }
+    }
+    r.figure("queue_len_answers_judged", judged as f64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Outcome;
+    use crate::properties::testkit::Builder;
+
+    const Q: &str = "/queues/q";
+
+    fn item(seq: u32) -> String {
+        format!("p2147483648-g0300-item-{seq:010}")
+    }
+
+    /// A `QueueLen` answering `answer`, whose listing showed `children`.
+    fn judged(children: Vec<String>, answer: Value) -> Vec<ViolationKind> {
+        let mut b = Builder::new();
+        let q = b.invoke_s(10, 0, Some(0x10), Op::QueueLen { queue: Q.into() });
+        let l = b.invoke_s(
+            11,
+            0,
+            Some(0x10),
+            Op::GetChildren {
+                path: format!("{Q}/items"),
+                watch: false,
+            },
+        );
+        b.complete(
+            l,
+            12,
+            Outcome::Ok {
+                value: Value::ChildNames {
+                    children: children.into(),
+                },
+            },
+        );
+        b.complete(q, 13, Outcome::Ok { value: answer });
+        let h = b.build();
+        let mut r = CheckResult::new("t");
+        check_into(Q, &h.operations().unwrap(), &mut r);
+        r.violations.iter().map(|v| v.kind).collect()
+    }
+
+    #[test]
+    fn an_answer_other_than_its_listing_fails() {
+        let two = || vec![item(1), item(2)];
+        assert_eq!(
+            judged(two(), Value::Int { value: 1 }),
+            vec![ViolationKind::QueueLenMisreported]
+        );
+        assert_eq!(
+            judged(two(), Value::Bool { value: true }),
+            vec![ViolationKind::QueueLenMisreported]
+        );
+        assert_eq!(
+            judged(vec![], Value::Bool { value: false }),
+            vec![ViolationKind::QueueLenMisreported]
+        );
+    }
+
+    #[test]
+    fn its_listing_counted_without_strays_passes() {
+        let listed = vec![item(1), "lock-0000000001".into(), item(2)];
+        assert!(judged(listed.clone(), Value::Int { value: 2 }).is_empty());
+        assert!(judged(listed, Value::Bool { value: false }).is_empty());
+        assert!(judged(vec![], Value::Int { value: 0 }).is_empty());
+        assert!(is_item(&item(7)) && !is_item("p1-item-12") && !is_item("x-item-0000000001"));
+    }
+}
