@@ -11,18 +11,30 @@
 //! given up for lost, an increment counted twice or never. No other check
 //! sees it, since Ambiguous is always an allowed answer.
 //!
+//! The queue promises more: its enqueue and its at-most-once take resolve
+//! a lost reply by reading their own marker, so they answer Ambiguous only
+//! when the session ended before they could read it, or when their
+//! retries ran out. Where the history records the retry budget (meta
+//! [`RETRY_MAX_ATTEMPTS`]), an ambiguous enqueue or take whose session
+//! lived past the call and which made fewer lost-reply calls than that
+//! budget gave up on a doubt it could have settled.
+//!
 //! Judged on recipe operations recorded as unknown with the recipes'
-//! `RecipeError::Ambiguous` message, against the ZooKeeper writes
-//! (create, delete, setData, multi) their client sent during the call. A
-//! call with no recorded write is not judged: its client's calls may not
-//! be recorded.
+//! `RecipeError::Ambiguous` message, against the ZooKeeper calls their
+//! client sent during the call. A call with no recorded write is not
+//! judged: its client's calls may not be recorded.
 
-use crate::history::{Op, Operation, Outcome};
+use crate::history::{History, Op, Operation, Outcome};
 
 use super::common::{by_client, describe};
 use super::progress::is_recipe_op;
 use super::result::{ms, CheckResult, Violation};
+use super::sessions::SessionIndex;
 use super::ViolationKind;
+
+/// History meta: the attempts a recipe call's retry policy allows one
+/// request (absent: the queue's resolve rule is not judged).
+pub const RETRY_MAX_ATTEMPTS: &str = "retry_max_attempts";
 
 /// How a recorded error says "ambiguous outcome": the start of the
 /// recipes' `RecipeError::Ambiguous` message (a scenarios test pins the
@@ -41,24 +53,49 @@ fn is_write(op: &Op) -> bool {
 }
 
 /// Adds a `needless-ambiguity` violation to `r` for each ambiguous recipe
-/// call whose writes were all decided. `ops`: every operation.
-pub fn check_into(ops: &[Operation], r: &mut CheckResult) {
-    let writes = by_client(ops.iter().filter(|o| is_write(&o.op)));
+/// call whose writes were all decided, and for each ambiguous enqueue or
+/// take that gave up while its session lived and its retries lasted.
+/// `ops`: every operation.
+pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
+    let calls = by_client(ops.iter().filter(|o| o.op.is_zookeeper_call()));
+    let budget: Option<usize> = h.meta.get(RETRY_MAX_ATTEMPTS).and_then(|v| v.trim().parse().ok());
+    let sessions = SessionIndex::new(h, ops);
     let mut judged = 0u64;
     for o in ops.iter().filter(|o| is_recipe_op(&o.op) && claims_ambiguous(o)) {
         let Some(end) = o.completed else { continue };
-        let sent: Vec<&Operation> = writes
+        let made: Vec<&Operation> = calls
             .get(&o.client)
             .into_iter()
             .flatten()
             .copied()
             .filter(|w| w.invoked >= o.invoked && w.invoked <= end)
             .collect();
+        let sent: Vec<&Operation> = made.iter().copied().filter(|w| is_write(&w.op)).collect();
         if sent.is_empty() {
             continue;
         }
         judged += 1;
         if sent.iter().any(|w| w.is_indeterminate()) {
+            if let (Some(budget), Op::Enqueue { .. } | Op::Dequeue { .. }) = (budget, &o.op) {
+                let lost = made.iter().filter(|c| c.is_indeterminate()).count();
+                let ended = sessions.closed_commit(o.session, 0).is_some_and(|c| c <= end)
+                    || sessions.ended_by(o.client, o.session, end);
+                if !ended && lost < budget {
+                    r.violation(
+                        Violation::new(
+                            ViolationKind::NeedlessAmbiguity,
+                            format!(
+                                "{} answered 'ambiguous outcome' at {}, though its session lived and only {lost} of its calls lost their reply (retries allow {budget} per request): it could still have read its marker",
+                                describe(o),
+                                ms(end),
+                            ),
+                        )
+                        .ops([o.id])
+                        .clients([o.client])
+                        .times(o.completed),
+                    );
+                }
+            }
             continue;
         }
         r.violation(
@@ -82,7 +119,7 @@ pub fn check_into(ops: &[Operation], r: &mut CheckResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{CreateMode, Data, Value};
+    use crate::history::{CreateMode, Data, SessionState, Value};
     use crate::properties::testkit::Builder;
 
     fn take() -> Op {
@@ -122,7 +159,7 @@ mod tests {
         let h = b.build();
         let ops = h.operations().unwrap();
         let mut r = CheckResult::new("t");
-        check_into(&ops, &mut r);
+        check_into(&h, &ops, &mut r);
         r.violations.iter().map(|v| v.kind).collect()
     }
 
@@ -162,6 +199,57 @@ mod tests {
         assert!(judged(lost, ambiguous()).is_empty());
     }
 
+    /// A take on client 0 whose one multi lost its reply, ambiguous at 100;
+    /// the history allows `budget` attempts; `then` adds to it.
+    fn gave_up(budget: Option<&str>, then: impl FnOnce(&mut Builder)) -> Vec<ViolationKind> {
+        let mut b = Builder::new();
+        let t = b.invoke_s(10, 0, Some(0x10), take());
+        let m = b.invoke_s(12, 0, Some(0x10), multi());
+        b.complete(
+            m,
+            15,
+            Outcome::Info {
+                error: "ConnectionLoss".into(),
+            },
+        );
+        then(&mut b);
+        b.complete(t, 100, ambiguous());
+        let mut h = b.build();
+        if let Some(n) = budget {
+            h.meta.insert(RETRY_MAX_ATTEMPTS.into(), n.into());
+        }
+        let mut r = CheckResult::new("t");
+        check_into(&h, &h.operations().unwrap(), &mut r);
+        r.violations.iter().map(|v| v.kind).collect()
+    }
+
+    #[test]
+    fn a_queue_call_giving_up_on_a_live_session_with_retries_left_fails() {
+        assert_eq!(gave_up(Some("20"), |_| {}), vec![ViolationKind::NeedlessAmbiguity]);
+    }
+
+    #[test]
+    fn a_queue_call_whose_session_ended_or_whose_retries_ran_out_passes() {
+        let expired = |b: &mut Builder| b.session(18, 0, 0x10, SessionState::Expired);
+        assert!(gave_up(Some("20"), expired).is_empty());
+        let retries = |b: &mut Builder| {
+            for i in 0..19 {
+                b.info(
+                    16 + i,
+                    16 + i,
+                    0,
+                    Op::Exists {
+                        path: "/q/taken/i-1".into(),
+                        watch: false,
+                    },
+                );
+            }
+        };
+        assert!(gave_up(Some("20"), retries).is_empty());
+        // No budget recorded: only the decided-writes rule applies.
+        assert!(gave_up(None, |_| {}).is_empty());
+    }
+
     #[test]
     fn other_errors_and_calls_without_writes_are_not_judged() {
         let other = Outcome::Info {
@@ -179,7 +267,7 @@ mod tests {
         b.complete(m, 25, refused("SessionExpired"));
         let h = b.build();
         let mut r = CheckResult::new("t");
-        check_into(&h.operations().unwrap(), &mut r);
+        check_into(&h, &h.operations().unwrap(), &mut r);
         assert!(r.violations.is_empty());
         assert_eq!(r.figures.get("ambiguous_calls_judged"), Some(&0.0));
     }

@@ -17,11 +17,15 @@ use super::common::{by_client, describe, ok_value};
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
 
-/// An item's name as the queue writes it: `p`, then `-item-` and a
-/// ten-digit sequence at the end.
+/// An item's name as the queue writes it: `p`, then `-item-` and the
+/// sequence as ZooKeeper appends it (`%010d`: ten characters, a minus sign
+/// first once the counter has wrapped).
 fn is_item(name: &str) -> bool {
-    let seq = name.rsplit('-').next().unwrap_or("");
-    name.starts_with('p') && name.contains("-item-") && seq.len() == 10 && seq.bytes().all(|b| b.is_ascii_digit())
+    let Some((head, seq)) = name.rsplit_once("-item-") else {
+        return false;
+    };
+    let digits = seq.strip_prefix('-').unwrap_or(seq);
+    head.starts_with('p') && seq.len() == 10 && !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// The items a listing answer shows (`None`: not a listing's answer).
@@ -146,6 +150,7 @@ mod tests {
         assert!(judged(listed.clone(), Value::Int { value: 2 }).is_empty());
         assert!(judged(listed, Value::Bool { value: false }).is_empty());
         assert!(judged(vec![], Value::Int { value: 0 }).is_empty());
-        assert!(is_item(&item(7)) && !is_item("p1-item-12") && !is_item("x-item-0000000001"));
+        assert!(is_item(&item(7)) && is_item("p2147483650-g01-item--000000069"));
+        assert!(!is_item("p1-item-12") && !is_item("x-item-0000000001") && !is_item("p1-item---00000001"));
     }
 }

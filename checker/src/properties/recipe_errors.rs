@@ -49,7 +49,7 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
 }
 
 /// As [`check`], over the history's already-paired operations.
-pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
+pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let mut judged = 0u64;
     for o in ops.iter().filter(|o| is_recipe_op(&o.op)) {
@@ -70,7 +70,7 @@ pub fn check_ops(_h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
         );
     }
     r.figure("recipe_calls_judged", judged as f64);
-    super::needless_ambiguity::check_into(ops, &mut r);
+    super::needless_ambiguity::check_into(h, ops, &mut r);
     r
 }
 
