@@ -18,14 +18,17 @@ use super::result::{CheckResult, Violation};
 use super::ViolationKind;
 
 /// An item's name as the queue writes it: `p`, then `-item-` and the
-/// sequence as ZooKeeper appends it (`%010d`: ten characters, a minus sign
-/// first once the counter has wrapped).
+/// sequence as ZooKeeper appends it (`%010d`: ten digits; once the counter
+/// has wrapped, a minus sign and at least nine).
 fn is_item(name: &str) -> bool {
     let Some((head, seq)) = name.rsplit_once("-item-") else {
         return false;
     };
-    let digits = seq.strip_prefix('-').unwrap_or(seq);
-    head.starts_with('p') && seq.len() == 10 && !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+    let (digits, least) = match seq.strip_prefix('-') {
+        Some(d) => (d, 9),
+        None => (seq, 10),
+    };
+    head.starts_with('p') && (least..=10).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// The items a listing answer shows (`None`: not a listing's answer).
@@ -151,6 +154,7 @@ mod tests {
         assert!(judged(listed, Value::Bool { value: false }).is_empty());
         assert!(judged(vec![], Value::Int { value: 0 }).is_empty());
         assert!(is_item(&item(7)) && is_item("p2147483650-g01-item--000000069"));
+        assert!(is_item("p2147483648-g01-item--2147483120") && !is_item("p1-item-00000000012"));
         assert!(!is_item("p1-item-12") && !is_item("x-item-0000000001") && !is_item("p1-item---00000001"));
     }
 }
