@@ -135,7 +135,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         if p.drained {
             check_left(h, name, q, &mut r);
         }
-        super::queue_len::check_into(name, ops, &mut r);
+        super::queue_len::check_into(h, name, ops, &mut r);
         match p.delivery {
             Delivery::ExactlyOnce => check_missed(h, name, ops, &mut r),
             Delivery::AtLeastOnce => super::missed_claim::check_claims(h, name, ops, &mut r),

@@ -8,10 +8,13 @@
 //! a producer pacing itself on it floods or starves the queue, a consumer
 //! draining until it is empty stops early or never.
 //!
-//! Judged when the history records the call's listings; a call that made
-//! no listing is not judged.
+//! Judged when the history records the recipes' calls (not meta
+//! [`RECIPE_CALLS`] = `unrecorded`): an answer with no listing of its own
+//! behind it was made up.
 
-use crate::history::{Op, Operation, Value};
+use crate::history::{History, Op, Operation, Value};
+
+use super::gave_up::RECIPE_CALLS;
 
 use super::common::{by_client, describe, ok_value};
 use super::result::{CheckResult, Violation};
@@ -44,7 +47,10 @@ fn items_listed(v: &Value) -> Option<usize> {
 
 /// Adds a `queue-len-misreported` violation to `r` for each `QueueLen` in
 /// `ops` on `queue` whose answer is not its own last listing's count.
-pub fn check_into(queue: &str, ops: &[Operation], r: &mut CheckResult) {
+pub fn check_into(h: &History, queue: &str, ops: &[Operation], r: &mut CheckResult) {
+    if h.meta.get(RECIPE_CALLS).is_some_and(|v| v == "unrecorded") {
+        return;
+    }
     let items = format!("{}/items", queue.trim_end_matches('/'));
     let calls = by_client(
         ops.iter()
@@ -63,12 +69,30 @@ pub fn check_into(queue: &str, ops: &[Operation], r: &mut CheckResult) {
             .filter(|x| x.invoked >= q.invoked && x.completed.is_some_and(|t| t <= done))
             .filter_map(|x| Some((x, items_listed(ok_value(x)?)?)))
             .max_by_key(|(x, _)| x.completed);
-        let Some((listing, count)) = listed else { continue };
-        judged += 1;
-        let (agrees, said) = match answer {
-            Value::Int { value } => (*value == count as i64, value.to_string()),
-            Value::Bool { value } => (*value == (count == 0), format!("empty: {value}")),
+        let said = match answer {
+            Value::Int { value } => value.to_string(),
+            Value::Bool { value } => format!("empty: {value}"),
             _ => continue,
+        };
+        judged += 1;
+        let Some((listing, count)) = listed else {
+            r.violation(
+                Violation::new(
+                    ViolationKind::QueueLenMisreported,
+                    format!(
+                        "queue {queue}: {} answered {said} without an answered listing of {items}",
+                        describe(q)
+                    ),
+                )
+                .ops([q.id])
+                .clients([q.client])
+                .times(q.completed),
+            );
+            continue;
+        };
+        let agrees = match answer {
+            Value::Int { value } => *value == count as i64,
+            _ => matches!(answer, Value::Bool { value } if *value == (count == 0)),
         };
         if !agrees {
             r.violation(
@@ -124,10 +148,24 @@ mod tests {
             },
         );
         b.complete(q, 13, Outcome::Ok { value: answer });
-        let h = b.build();
+        kinds(b.build())
+    }
+
+    fn kinds(h: History) -> Vec<ViolationKind> {
         let mut r = CheckResult::new("t");
-        check_into(Q, &h.operations().unwrap(), &mut r);
+        check_into(&h, Q, &h.operations().unwrap(), &mut r);
         r.violations.iter().map(|v| v.kind).collect()
+    }
+
+    #[test]
+    fn an_answer_without_a_listing_fails_where_calls_are_recorded() {
+        let mut b = Builder::new();
+        b.ok(10, 13, 0, Op::QueueLen { queue: Q.into() }, Value::Int { value: 1 });
+        let h = b.build();
+        assert_eq!(kinds(h.clone()), vec![ViolationKind::QueueLenMisreported]);
+        let mut unrecorded = h;
+        unrecorded.meta.insert(RECIPE_CALLS.into(), "unrecorded".into());
+        assert!(kinds(unrecorded).is_empty());
     }
 
     #[test]
