@@ -57,11 +57,20 @@ fn is_write(op: &Op) -> bool {
 /// take that gave up while its session lived and its retries lasted.
 /// `ops`: every operation.
 pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
+    // Runs on every seed; most have no ambiguous call, so index nothing then.
+    let ambiguous: Vec<&Operation> = ops
+        .iter()
+        .filter(|o| is_recipe_op(&o.op) && claims_ambiguous(o))
+        .collect();
+    let mut judged = 0u64;
+    if ambiguous.is_empty() {
+        r.figure("ambiguous_calls_judged", 0.0);
+        return;
+    }
     let calls = by_client(ops.iter().filter(|o| o.op.is_zookeeper_call()));
     let budget: Option<usize> = h.meta.get(RETRY_MAX_ATTEMPTS).and_then(|v| v.trim().parse().ok());
-    let sessions = SessionIndex::new(h, ops);
-    let mut judged = 0u64;
-    for o in ops.iter().filter(|o| is_recipe_op(&o.op) && claims_ambiguous(o)) {
+    let sessions = budget.map(|_| SessionIndex::new(h, ops));
+    for o in ambiguous {
         let Some(end) = o.completed else { continue };
         let made: Vec<&Operation> = calls
             .get(&o.client)
@@ -76,7 +85,8 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
         }
         judged += 1;
         if sent.iter().any(|w| w.is_indeterminate()) {
-            if let (Some(budget), Op::Enqueue { .. } | Op::Dequeue { .. }) = (budget, &o.op) {
+            if let (Some(budget), Some(sessions), Op::Enqueue { .. } | Op::Dequeue { .. }) = (budget, &sessions, &o.op)
+            {
                 let lost = made.iter().filter(|c| c.is_indeterminate()).count();
                 let ended = sessions.closed_commit(o.session, 0).is_some_and(|c| c <= end)
                     || sessions.ended_by(o.client, o.session, end);
