@@ -22,5 +22,8 @@ crate::words! {
         PauseServer = "pause-server",
         LatencySpike = "latency-spike",
         DeleteRecipeDir = "delete-recipe-dir",
+        /// The leader expires a client's session as its next write arrives:
+        /// the expiry lands between the recipe's reads and its write.
+        ExpireAtWrite = "expire-at-write",
     }
 }

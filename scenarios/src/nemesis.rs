@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use zkdst_model::{Exercised, FaultKind, Situation};
 
+use zkdst_recipes::zk::ZkClient;
 use zkdst_sim::client::AnyClient;
 use zkdst_sim::cluster::{Cluster, NodeRef};
 
@@ -216,6 +217,11 @@ fn apply(c: &mut Cluster, f: &Fault, duration_ms: u64, clients: &ClientRegistry)
             let me = NodeRef::Client(*client);
             c.partition(&[vec![me], all_servers(c)]);
             Some(Undo::Network)
+        }
+        Fault::ExpireAtWrite { client } => {
+            let h = clients.lock().unwrap_or_else(|e| e.into_inner()).get(client).cloned()?;
+            let session = h.session_id();
+            (session != 0 && c.expire_at_next_write(session)).then_some(Undo::Nothing)
         }
         Fault::Pause { node } => {
             let n = node_ref(*node);

@@ -76,6 +76,9 @@ pub enum Fault {
     LoseReply { client: u32 },
     /// A client partitioned from every server past its session timeout.
     ExpireSession { client: u32 },
+    /// The leader expires a client's session as its next write arrives
+    /// (refused with SessionExpired, after the reads that led to it).
+    ExpireAtWrite { client: u32 },
     /// A node paused (stop-the-world), resumed after the duration.
     Pause { node: Node },
     /// Every link's latency raised, restored after the duration.
@@ -101,6 +104,7 @@ impl Fault {
             Fault::DropConnection { .. } => FaultKind::DropConnection,
             Fault::LoseReply { .. } => FaultKind::LoseReply,
             Fault::ExpireSession { .. } => FaultKind::ExpireSession,
+            Fault::ExpireAtWrite { .. } => FaultKind::ExpireAtWrite,
             Fault::Pause { node: Node::Client(_) } => FaultKind::PauseClient,
             Fault::Pause { node: Node::Server(_) } => FaultKind::PauseServer,
             Fault::LatencySpike { .. } => FaultKind::LatencySpike,
@@ -115,7 +119,10 @@ impl Fault {
 
     /// True for faults that happen at an instant (nothing to undo).
     pub fn is_instant(&self) -> bool {
-        matches!(self, Fault::DropConnection { .. } | Fault::LoseReply { .. })
+        matches!(
+            self,
+            Fault::DropConnection { .. } | Fault::LoseReply { .. } | Fault::ExpireAtWrite { .. }
+        )
     }
 }
 

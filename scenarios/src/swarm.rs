@@ -153,6 +153,12 @@ fn swarm(scenario: &Scenario, seed: u64) -> Vec<TimedFault> {
                     client: pick(&mut rng, &clients),
                 }
             }
+            FaultKind::ExpireAtWrite => {
+                duration = 0;
+                Fault::ExpireAtWrite {
+                    client: pick(&mut rng, &clients),
+                }
+            }
             FaultKind::PauseClient => {
                 duration = if rng.gen_bool(0.5) {
                     timeout * 3 / 2 + range(&mut rng, [0, timeout])
