@@ -22,8 +22,10 @@ crate::words! {
         PauseServer = "pause-server",
         LatencySpike = "latency-spike",
         DeleteRecipeDir = "delete-recipe-dir",
-        /// The leader expires a client's session as its next write arrives:
-        /// the expiry lands between the recipe's reads and its write.
-        ExpireAtWrite = "expire-at-write",
+        /// A client's connection fails as its next read's reply arrives and
+        /// stays down past the session timeout: the session expires while
+        /// the recipe acts on what it read, and the write it sends next
+        /// fails with SessionExpired, never sent.
+        ExpireAfterRead = "expire-after-read",
     }
 }

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use zkdst_model::{Exercised, FaultKind, Situation};
 
-use zkdst_recipes::zk::ZkClient;
 use zkdst_sim::client::AnyClient;
 use zkdst_sim::cluster::{Cluster, NodeRef};
 
@@ -218,10 +217,10 @@ fn apply(c: &mut Cluster, f: &Fault, duration_ms: u64, clients: &ClientRegistry)
             c.partition(&[vec![me], all_servers(c)]);
             Some(Undo::Network)
         }
-        Fault::ExpireAtWrite { client } => {
+        Fault::ExpireAfterRead { client } => {
             let h = clients.lock().unwrap_or_else(|e| e.into_inner()).get(client).cloned()?;
-            let session = h.session_id();
-            (session != 0 && c.expire_at_next_write(session)).then_some(Undo::Nothing)
+            // The client records the fault itself; a library's client cannot take it.
+            h.expire_after_next_read().then_some(Undo::Nothing)
         }
         Fault::Pause { node } => {
             let n = node_ref(*node);

@@ -76,9 +76,10 @@ pub enum Fault {
     LoseReply { client: u32 },
     /// A client partitioned from every server past its session timeout.
     ExpireSession { client: u32 },
-    /// The leader expires a client's session as its next write arrives
-    /// (refused with SessionExpired, after the reads that led to it).
-    ExpireAtWrite { client: u32 },
+    /// A client's connection fails as its next read's reply arrives and
+    /// stays down until its session has expired: what the recipe sends
+    /// next (its write, after the read) fails with SessionExpired.
+    ExpireAfterRead { client: u32 },
     /// A node paused (stop-the-world), resumed after the duration.
     Pause { node: Node },
     /// Every link's latency raised, restored after the duration.
@@ -104,7 +105,7 @@ impl Fault {
             Fault::DropConnection { .. } => FaultKind::DropConnection,
             Fault::LoseReply { .. } => FaultKind::LoseReply,
             Fault::ExpireSession { .. } => FaultKind::ExpireSession,
-            Fault::ExpireAtWrite { .. } => FaultKind::ExpireAtWrite,
+            Fault::ExpireAfterRead { .. } => FaultKind::ExpireAfterRead,
             Fault::Pause { node: Node::Client(_) } => FaultKind::PauseClient,
             Fault::Pause { node: Node::Server(_) } => FaultKind::PauseServer,
             Fault::LatencySpike { .. } => FaultKind::LatencySpike,
@@ -121,7 +122,7 @@ impl Fault {
     pub fn is_instant(&self) -> bool {
         matches!(
             self,
-            Fault::DropConnection { .. } | Fault::LoseReply { .. } | Fault::ExpireAtWrite { .. }
+            Fault::DropConnection { .. } | Fault::LoseReply { .. } | Fault::ExpireAfterRead { .. }
         )
     }
 }

@@ -153,9 +153,9 @@ fn swarm(scenario: &Scenario, seed: u64) -> Vec<TimedFault> {
                     client: pick(&mut rng, &clients),
                 }
             }
-            FaultKind::ExpireAtWrite => {
+            FaultKind::ExpireAfterRead => {
                 duration = 0;
-                Fault::ExpireAtWrite {
+                Fault::ExpireAfterRead {
                     client: pick(&mut rng, &clients),
                 }
             }

@@ -485,30 +485,6 @@ impl Cluster {
         done
     }
 
-    /// Arms the fault that expires a session as its next write reaches the
-    /// current leader (between the client's reads and that write, which is
-    /// refused with SessionExpired). False if there is no leader or the
-    /// session is not live there.
-    pub fn expire_at_next_write(&mut self, session: zkdst_recipes::zk::SessionId) -> bool {
-        let Some(l) = self.leader() else { return false };
-        let Some(slot) = self.servers.get(&l) else { return false };
-        let armed = slot
-            .spec
-            .status
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_mut()
-            .is_some_and(|c| c.expire_at_next_write(session));
-        if armed {
-            self.recorder.fault(
-                FaultKind::ExpireAtWrite,
-                vec![format!("{session:#x}")],
-                format!("the leader zk{l} expires it as its next write arrives"),
-            );
-        }
-        armed
-    }
-
     /// Stops every node (so pending tasks do not outlive the run).
     pub fn shutdown(&mut self) {
         for slot in self.servers.values_mut() {

@@ -74,6 +74,19 @@ impl AnyClient {
         each!(self, c => c.lose_next_write_reply())
     }
 
+    /// Arms expire-after-read (see `SimClient::expire_after_next_read`);
+    /// false for a library's client, whose connection the simulator does
+    /// not hold.
+    pub fn expire_after_next_read(&self) -> bool {
+        match self {
+            AnyClient::Sim(c) => {
+                c.expire_after_next_read();
+                true
+            }
+            AnyClient::Library(_) => false,
+        }
+    }
+
     /// Waits until connected (or the session ended); false on timeout.
     pub async fn wait_connected(&self, within: Duration) -> bool {
         super::wait_connected(self, within).await

@@ -53,6 +53,9 @@ pub enum Cmd {
     /// Lose the reply of the next write: let it apply, then drop the
     /// connection before the reply is seen (ZOOKEEPER-22).
     LoseNextWriteReply,
+    /// Fail the connection as the next read's reply arrives (the reply is
+    /// delivered) and stay away until the session has expired.
+    ExpireAfterNextRead,
     /// The handle was closed: end the session locally.
     Shutdown,
 }
@@ -143,6 +146,8 @@ pub async fn run(shared: std::sync::Arc<Shared>, servers: Vec<ServerId>, cmds: m
         watches: ClientWatches::default(),
         last_zxid: 0,
         lose_next_write_reply: false,
+        expire_after_next_read: false,
+        stay_away: false,
         drop_now: false,
     };
     let mut next = madsim::rand::thread_rng().gen_range(0..c.servers.len().max(1));
@@ -151,7 +156,13 @@ pub async fn run(shared: std::sync::Arc<Shared>, servers: Vec<ServerId>, cmds: m
         if !first {
             // ClientCnxn sleeps a random 0-1 s before every reconnect.
             let ms = madsim::rand::thread_rng().gen_range(0..1000);
-            madsim::time::sleep(Duration::from_millis(ms)).await;
+            let away = if std::mem::take(&mut c.stay_away) {
+                // Two session timeouts: the leader has expired it by then.
+                c.timeout() * 2
+            } else {
+                Duration::ZERO
+            };
+            madsim::time::sleep(away + Duration::from_millis(ms)).await;
         }
         first = false;
         let server = c.servers[next % c.servers.len()];
@@ -179,6 +190,9 @@ struct Cnxn {
     watches: ClientWatches,
     last_zxid: Zxid,
     lose_next_write_reply: bool,
+    expire_after_next_read: bool,
+    /// The next reconnect waits out the session (expire-after-read).
+    stay_away: bool,
     drop_now: bool,
 }
 
@@ -302,9 +316,17 @@ impl Cnxn {
                             if zxid > 0 {
                                 self.last_zxid = self.last_zxid.max(zxid);
                             }
+                            let read = !call.is_write;
                             self.complete(call, response, zxid);
                             if self.shared.state() == SessionState::Closed {
                                 return self.end(SessionState::Closed);
+                            }
+                            if read && self.expire_after_next_read {
+                                // The reply is the recipe's; what it sends
+                                // next waits for a session that expires.
+                                self.expire_after_next_read = false;
+                                self.stay_away = true;
+                                return self.lost();
                             }
                         }
                         ToClient::Event { event_type, path, .. } => {
@@ -348,6 +370,10 @@ impl Cnxn {
             }
             Cmd::LoseNextWriteReply => {
                 self.lose_next_write_reply = true;
+                None
+            }
+            Cmd::ExpireAfterNextRead => {
+                self.expire_after_next_read = true;
                 None
             }
             Cmd::Shutdown => Some(self.end(SessionState::Closed)),

@@ -201,6 +201,18 @@ impl SimClient {
         let _ = self.tx.unbounded_send(Cmd::LoseNextWriteReply);
     }
 
+    /// Fault: the connection fails as the next read's reply arrives, and
+    /// the client stays away until its session has expired — what it sends
+    /// after that read fails with SessionExpired.
+    pub fn expire_after_next_read(&self) {
+        self.shared.recorder.fault(
+            FaultKind::ExpireAfterRead,
+            vec![format!("client{}", self.shared.id)],
+            "after its next read reply, away until the session expires",
+        );
+        let _ = self.tx.unbounded_send(Cmd::ExpireAfterNextRead);
+    }
+
     /// Sends a request and waits for its reply, recording both.
     async fn call(&self, request: Request, watch: Option<WatchReg>) -> Result<(Response, Zxid), ZkError> {
         // Nothing is sent before the session exists, so the operation is

@@ -88,8 +88,6 @@ pub struct ServerCore {
     /// Leader only: committed tree + proposals in flight.
     spec: Option<DataTree>,
     tracker: SessionTracker,
-    /// Leader only: sessions to expire as their next write arrives (a fault).
-    expire_at_write: BTreeSet<SessionId>,
     /// Leader only: syncs waiting for a commit point (target, server, session, xid).
     syncs: VecDeque<(Zxid, ServerId, SessionId, i64)>,
     /// Learner: sync replies waiting for this server to apply (zxid, session, xid).
@@ -132,7 +130,6 @@ impl ServerCore {
             orphans: BTreeMap::new(),
             touched: BTreeSet::new(),
             spec: None,
-            expire_at_write: BTreeSet::new(),
             syncs: VecDeque::new(),
             sync_waiting: Vec::new(),
             rng,
@@ -179,18 +176,6 @@ impl ServerCore {
     /// the session is unknown.
     pub fn expire_session(&mut self, session: SessionId) -> bool {
         self.peer.is_leader() && self.tracker.expire_now(session)
-    }
-
-    /// Fault: the leader expires `session` the moment its next write
-    /// arrives, before preparing it — the expiry lands between the client's
-    /// reads and its write, which is refused with SessionExpired. False if
-    /// not the leader or the session is not live.
-    pub fn expire_at_next_write(&mut self, session: SessionId) -> bool {
-        let armed = self.peer.is_leader() && self.tracker.is_live(session);
-        if armed {
-            self.expire_at_write.insert(session);
-        }
-        armed
     }
 
     pub fn on_tick(&mut self, now_ms: u64) {

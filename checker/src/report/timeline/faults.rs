@@ -107,7 +107,7 @@ fn class_of(kind: FaultKind, targets: &[String]) -> (FaultClass, bool) {
         ExpireSession if is_partition(kind.into(), targets) => (FaultClass::Network, false),
         KillLeader | KillServer => (FaultClass::Crash, false),
         PauseClient | PauseServer => (FaultClass::Pause, false),
-        DropConnection | LoseReply | ExpireSession | ExpireAtWrite => (FaultClass::Connection, true),
+        DropConnection | LoseReply | ExpireSession | ExpireAfterRead => (FaultClass::Connection, true),
         DeleteRecipeDir => (FaultClass::Other, true),
         LatencySpike => (FaultClass::Other, false),
     }

@@ -50,7 +50,6 @@ impl ServerCore {
         } else if !leading && self.spec.is_some() {
             self.spec = None;
             self.tracker = SessionTracker::new(self.cfg.tick_ms);
-            self.expire_at_write.clear();
             self.syncs.clear();
         }
         if leading {

@@ -8,12 +8,6 @@ use super::*;
 impl ServerCore {
     /// Leader: prepare, propose, and apply to the speculative tree.
     pub(super) fn leader_submit(&mut self, origin: Option<ServerId>, session: SessionId, xid: i64, req: WriteRequest) {
-        let client_write = !matches!(req, WriteRequest::CreateSession { .. } | WriteRequest::CloseSession);
-        if origin.is_some() && client_write && self.expire_at_write.remove(&session) && self.tracker.is_live(session) {
-            // The armed expiry fault: the session closes just ahead of this
-            // write, whose prep then finds it closed (SessionExpired).
-            self.leader_submit(None, session, 0, WriteRequest::CloseSession);
-        }
         let Some(spec) = self.spec.as_mut() else {
             return;
         };
