@@ -177,9 +177,7 @@ fn losses_while_held(h: &History, ops: &[Operation], sessions: &SessionIndex, r:
             continue;
         };
         let t = o.invoked;
-        let explained = sessions.closed_commit(Some(session), 0).is_some_and(|c| c <= t)
-            || sessions.ended_by(o.client, Some(session), t)
-            || nodes.get(token).is_some_and(|&gone| gone <= t);
+        let explained = sessions.over_by(o.client, Some(session), t) || nodes.get(token).is_some_and(|&gone| gone <= t);
         if explained {
             continue;
         }

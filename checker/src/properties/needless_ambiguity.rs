@@ -88,9 +88,7 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
             if let (Some(budget), Some(sessions), Op::Enqueue { .. } | Op::Dequeue { .. }) = (budget, &sessions, &o.op)
             {
                 let lost = made.iter().filter(|c| c.is_indeterminate()).count();
-                let ended = sessions.closed_commit(o.session, 0).is_some_and(|c| c <= end)
-                    || sessions.ended_by(o.client, o.session, end);
-                if !ended && lost < budget {
+                if !sessions.over_by(o.client, o.session, end) && lost < budget {
                     r.violation(
                         Violation::new(
                             ViolationKind::NeedlessAmbiguity,

@@ -45,8 +45,7 @@ pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
         claims += 1;
         // Ended before or during the call: a commit or an end event at or
         // before the reply.
-        let ended = ix.closed_commit(o.session, 0).is_some_and(|c| c <= t) || ix.ended_by(o.client, o.session, t);
-        if !ended {
+        if !ix.over_by(o.client, o.session, t) {
             r.violation(
                 Violation::new(
                     ViolationKind::FalseSessionLost,

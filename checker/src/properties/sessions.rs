@@ -89,6 +89,12 @@ impl<'h> SessionIndex<'h> {
         })
     }
 
+    /// True if `session` was over by `t`: its CloseSession committed, or
+    /// `client` was told it ended.
+    pub fn over_by(&self, client: ClientId, session: Option<SessionId>, t: Time) -> bool {
+        self.closed_commit(session, 0).is_some_and(|c| c <= t) || self.ended_by(client, session, t)
+    }
+
     /// The last sign of life of `client`'s `session` (any when `None`)
     /// before `before`, at least `floor`: the latest completion of one of
     /// its operations that `alive` accepts, or a connected event.
