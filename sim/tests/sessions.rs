@@ -155,6 +155,37 @@ async fn a_lost_reply_leaves_the_write_applied() {
 }
 
 #[madsim::test]
+async fn expire_after_read_fails_the_next_write_unsent() {
+    let mut c = Cluster::start(cfg(), Recorder::new(), 6);
+    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+    let h = c.spawn_client(1, 4000, |zk| async move {
+        assert!(zk.wait_connected(Duration::from_secs(10)).await);
+        zk.create("/read", b"0", CreateMode::Persistent).await.unwrap();
+        zk.expire_after_next_read();
+        // The write's reply does not trigger it; the read's does, and its
+        // reply is still delivered.
+        zk.create("/before", b"", CreateMode::Persistent).await.unwrap();
+        let (data, _) = zk.get_data("/read").await.expect("the read's reply arrives");
+        let write = zk.set_data("/read", b"1", -1).await;
+        (data, write, zk.state())
+    });
+    let (data, write, state) = h.await.unwrap();
+    assert_eq!(data, b"0");
+    assert_eq!(
+        write.unwrap_err(),
+        ZkError::SessionExpired,
+        "the write waited out the session"
+    );
+    assert_eq!(state, SessionState::Expired);
+    let check = c.spawn_client(2, 4000, |zk| async move {
+        assert!(zk.wait_connected(Duration::from_secs(10)).await);
+        zk.get_data("/read").await.unwrap().0
+    });
+    assert_eq!(check.await.unwrap(), b"0", "the refused write was never applied");
+    c.shutdown();
+}
+
+#[madsim::test]
 async fn a_watch_event_precedes_a_read_that_reflects_it() {
     let mut c = Cluster::start(cfg(), Recorder::new(), 9);
     c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
