@@ -63,22 +63,32 @@ fn record_lost(env: &mut Env, zk: &AnyClient, token: i64, reason: String) {
     env.ok(id, Value::Unit);
 }
 
+/// How a term learns that it ended.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Witness {
+    /// Stops on the recipe's report (`lost`), and polls `leading()` too.
+    Report,
+    /// Half the terms stop on the report, half only when `leading()`
+    /// turns false (the report is still recorded when it comes).
+    Either,
+    /// Polls `leading()` alone, as an application that asks
+    /// `hasLeadership()` before each act and never listens: the loss is
+    /// recorded when a poll first sees it.
+    Poll,
+}
+
 /// Serves one term: acts while `leading()` says so, a few times or (one
 /// term in three) for 1.5–3 session timeouts. The loss is recorded the
-/// moment the recipe reports it (`lost` resolves), as the recipe's own
-/// account; half the terms stop acting on that report, the other half
-/// only when `leading()` turns false, as an application that polls
-/// `is_leader()` before each act does — so each signal is the sole
-/// witness somewhere. (`may_poll` false: always stop on the report; a
-/// latch may lead again with the same token after a reconnect, which a
-/// polling application would take for the same term.)
+/// moment the application learns it: from the recipe's report (`lost`
+/// resolves), as the recipe's own account, or from the poll that first
+/// sees `leading()` false — so each signal is the sole witness somewhere.
 async fn serve(
     env: &mut Env,
     zk: &AnyClient,
     token: i64,
     leading: impl Fn() -> bool,
     lost: impl Future<Output = String>,
-    may_poll: bool,
+    witness: Witness,
 ) {
     let lost = lost.fuse();
     pin_mut!(lost);
@@ -91,11 +101,17 @@ async fn serve(
         None
     };
     let mut acts = env.rng.gen_range(1..=3);
-    let listens = !may_poll || env.rng.gen_bool(0.5);
+    let listens = match witness {
+        Witness::Report => true,
+        Witness::Either => env.rng.gen_bool(0.5),
+        Witness::Poll => false,
+    };
     let mut reported = false;
     loop {
         if !leading() {
-            if !reported {
+            if witness == Witness::Poll {
+                record_lost(env, zk, token, "a poll saw it".into());
+            } else if !reported {
                 let reason = (&mut lost).await;
                 record_lost(env, zk, token, reason);
             }
@@ -115,6 +131,10 @@ async fn serve(
         };
         let sleep = madsim::time::sleep(Duration::from_millis(pause.max(1))).fuse();
         pin_mut!(sleep);
+        if witness == Witness::Poll {
+            sleep.await;
+            continue;
+        }
         loop {
             select_biased! {
                 reason = lost => {
@@ -192,7 +212,7 @@ pub async fn election<S: Steps>(mut env: Env, steps: S) {
                 };
                 env.report(&zk, node);
                 let lost = async { format!("{:?}", l.lost().await) };
-                serve(&mut env, &zk, token, || l.is_leader(), lost, true).await;
+                serve(&mut env, &zk, token, || l.is_leader(), lost, Witness::Either).await;
                 let rid = env.invoke(
                     Some(&zk),
                     Op::Resign {
@@ -242,10 +262,22 @@ pub async fn leader_latch<S: latch::Steps>(mut env: Env, steps: S) {
                         s => format!("{s:?}"),
                     }
                 };
-                // Asked as an application asks (Curator's hasLeadership),
-                // and of this term's token (a new term is not this one).
-                let leading = || latch.has_leadership() && latch.token() == Some(token);
-                serve(&mut env, &zk, token, leading, lost, false).await;
+                // Asked as an application asks (Curator's hasLeadership).
+                // A term that listens for the report also asks for this
+                // term's token (a new term is not this one). One that only
+                // polls takes a lead with its own token back after a
+                // reconnect for its term (the node never left, so nobody
+                // led meanwhile), and ends it on a token of a new term.
+                let witness = if env.rng.gen_bool(0.5) {
+                    Witness::Poll
+                } else {
+                    Witness::Report
+                };
+                let leading = || match witness {
+                    Witness::Poll => latch.has_leadership() && latch.token().is_none_or(|t| t == token),
+                    _ => latch.has_leadership() && latch.token() == Some(token),
+                };
+                serve(&mut env, &zk, token, leading, lost, witness).await;
                 let rid = env.invoke(
                     Some(&zk),
                     Op::Resign {
