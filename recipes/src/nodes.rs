@@ -207,6 +207,40 @@ pub fn spawn_delete_own<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &str) {
     });
 }
 
+/// Deletes, in the background, the node at `path` if `session` owns it —
+/// a fixed-name ephemeral whose create may have been applied after its
+/// caller gave up on a lost reply (the name may be another session's,
+/// so the owner is checked first; only its owner deletes it, so the
+/// version read stays good). Retries until done or the session is lost.
+pub fn spawn_delete_if_owned<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &str, session: SessionId) {
+    let ctx2 = ctx.clone();
+    let path = path.to_string();
+    ctx.runtime().spawn(async move {
+        let policy = ctx2.retry_policy();
+        let mut attempt = 0u32;
+        loop {
+            if ctx2.session_lost() {
+                return;
+            }
+            let done = match ctx2.client().exists(&path).await {
+                Ok(Some(stat)) if stat.ephemeral_owner == session => {
+                    matches!(
+                        ctx2.client().delete(&path, stat.version).await,
+                        Ok(()) | Err(ZkError::NoNode)
+                    )
+                }
+                Ok(_) => true,
+                Err(e) => e.is_session_lost(),
+            };
+            if done {
+                return;
+            }
+            ctx2.runtime().sleep(policy.delay(attempt)).await;
+            attempt = attempt.saturating_add(1);
+        }
+    });
+}
+
 /// Drop guard for a node being created: if the future that creates and
 /// waits on it is dropped (cancelled, timed out) or fails, the node — if
 /// the create was applied — is deleted in the background (CURATOR-79/462).

@@ -22,7 +22,7 @@ use crate::ctx::Ctx;
 use crate::error::{RecipeError, RecipeResult};
 use crate::lock::core::until;
 use crate::monitor::{Hold, HoldState, LostReason};
-use crate::nodes::{create_all, delete_own, spawn_delete_own};
+use crate::nodes::{create_all, delete_own, spawn_delete_if_owned, spawn_delete_own};
 use crate::queue::{Exact, ItemName, Layout, QueueItem, Steps};
 use crate::runtime::Runtime;
 use crate::wait::{event_or_session, Woken};
@@ -258,16 +258,30 @@ pub(crate) async fn create_claim<C: ZkClient, R: Runtime>(
             Err(ZkError::NoNode) => create_all(ctx, &layout.claims).await?,
             Err(ZkError::NodeExists) => {
                 // Ours if an earlier attempt of ours was applied.
-                return match ctx.retry(|| ctx.client().exists(path)).await? {
-                    Some(stat) => Ok(stat.ephemeral_owner == me),
-                    None => Ok(false),
+                return match ctx.retry(|| ctx.client().exists(path)).await {
+                    Ok(Some(stat)) => Ok(stat.ephemeral_owner == me),
+                    Ok(None) => Ok(false),
+                    Err(e) => {
+                        if attempt > 0 && !e.is_session_lost() {
+                            spawn_delete_if_owned(ctx, path, me);
+                        }
+                        Err(e)
+                    }
                 };
             }
             Err(e) if e.is_ambiguous() && attempt + 1 < policy.max_attempts => {
                 ctx.runtime().sleep(policy.delay(attempt)).await;
                 attempt += 1;
             }
-            Err(e) => return Err(RecipeError::from_zk(e)),
+            Err(e) => {
+                // Giving up after a lost reply: a create of ours may still be
+                // applied, a claim nobody knows of that would hide the item
+                // for as long as our session lives.
+                if (attempt > 0 || e.is_ambiguous()) && !e.is_session_lost() {
+                    spawn_delete_if_owned(ctx, path, me);
+                }
+                return Err(RecipeError::from_zk(e));
+            }
         }
     }
 }
@@ -338,7 +352,16 @@ impl<C: ZkClient, R: Runtime, S: Steps> Claimed<C, R, S> {
                     match self.steps.complete_fate(&ctx, &self.claim_path, &self.item_path).await {
                         Ok(true) => return Ok(()),
                         Ok(false) => {}
-                        Err(e) => return Err(e),
+                        Err(e) => {
+                            // Fate unknown on a live session: give the claim
+                            // up, or the item would stay claimed by us, never
+                            // redelivered (if the multi was applied, the claim
+                            // is gone already and this deletes nothing).
+                            if !ctx.session_lost() {
+                                spawn_delete_own(&ctx, &self.claim_path);
+                            }
+                            return Err(e);
+                        }
                     }
                 }
                 Err(e) => return Err(RecipeError::from_zk(e.error)),

@@ -211,6 +211,13 @@ pub struct Workload {
     /// stay joined and write to the partitions their view assigns them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partitions: Option<u32>,
+    /// The recipes' retry budget (attempts per call that may end in
+    /// ConnectionLoss, the first included): each seed draws one of these
+    /// for all its clients, as applications configure small budgets and
+    /// large ones — a small one reaches the paths where a call gives up
+    /// on a live session. Empty: the recipes' default (20).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retry_attempts: Vec<u32>,
 }
 
 /// What a lock holder does when its connection drops.

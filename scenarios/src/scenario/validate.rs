@@ -65,6 +65,12 @@ impl Scenario {
                 format!("expected a probability in [0, 1], found {}", self.workload.give_up),
             ));
         }
+        if self.workload.retry_attempts.contains(&0) {
+            return Err(bad(
+                "workload.retry_attempts",
+                "expected attempts of at least 1 (the first call counts)".into(),
+            ));
+        }
         range("workload.think_ms", self.workload.think_ms)?;
         range("workload.hold_ms", self.workload.hold_ms)?;
         range("faults.interval_ms", self.faults.interval_ms)?;

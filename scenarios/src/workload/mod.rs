@@ -29,6 +29,7 @@ use zkdst_checker::history::{Op, OpId, Outcome, Value};
 use zkdst_checker::properties::gave_up::GAVE_UP;
 use zkdst_model::Situation;
 use zkdst_recipes::ctx::Connect;
+use zkdst_recipes::retry::RetryPolicy;
 use zkdst_recipes::zk::{ZkClient, ZkError, ZkResult};
 use zkdst_recipes::{Ctx, RecipeError};
 use zkdst_sim::client::{AnyClient, ClientConfig, ClientKind};
@@ -106,6 +107,8 @@ pub struct Env {
     pub ops: u64,
     pub rng: ChaCha8Rng,
     pub shared: Arc<Shared>,
+    /// The seed's retry budget (`workload.retry_attempts`), if drawn.
+    pub retry_attempts: Option<u32>,
     /// Ops invoked on a handle whose session did not exist yet: the session
     /// they ran in is the one the handle gets, known by their completion.
     pub unsessioned: Mutex<Vec<(OpId, AnyClient)>>,
@@ -157,7 +160,14 @@ impl Env {
     }
 
     pub fn ctx(&self, zk: AnyClient) -> SimCtx {
-        Ctx::new(zk, SimRuntime::new())
+        let ctx = Ctx::new(zk, SimRuntime::new());
+        match self.retry_attempts {
+            Some(max_attempts) => ctx.with_retry(RetryPolicy {
+                max_attempts,
+                ..RetryPolicy::default()
+            }),
+            None => ctx,
+        }
     }
 
     /// The workload may start another operation.
@@ -365,6 +375,8 @@ pub fn spawn(
     shared: &Arc<Shared>,
 ) -> Vec<JoinHandle<()>> {
     let n = scenario.ensemble.clients;
+    let budgets = &scenario.workload.retry_attempts;
+    let retry_attempts = (!budgets.is_empty()).then(|| budgets[stream(seed, "retry").gen_range(0..budgets.len())]);
     let mut out = Vec::new();
     for id in 0..n {
         let env = Env {
@@ -381,6 +393,7 @@ pub fn spawn(
             ops: 0,
             rng: stream(seed, &format!("workload/{id}")),
             shared: shared.clone(),
+            retry_attempts,
             unsessioned: Mutex::default(),
         };
         let node = c.client_node(id);
