@@ -45,6 +45,7 @@ pub mod queue_len;
 pub mod recipe_errors;
 pub mod registry;
 pub mod replicas;
+pub mod retry_budget;
 mod revoke_state;
 pub mod semaphore;
 pub mod session_lost;

@@ -20,7 +20,8 @@
 //! scenarios test pins the two together). Runs on every seed, beside
 //! `progress` and `session-lost`. It also judges the one error a recipe
 //! may always return, Ambiguous, against the writes the call sent
-//! ([`super::needless_ambiguity`]).
+//! ([`super::needless_ambiguity`]), and a queue's enqueue against its
+//! retry budget ([`super::retry_budget`]).
 
 use crate::history::{History, Operation};
 
@@ -71,6 +72,7 @@ pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
     }
     r.figure("recipe_calls_judged", judged as f64);
     super::needless_ambiguity::check_into(h, ops, &mut r);
+    super::retry_budget::check_into(h, ops, &mut r);
     r
 }
 
