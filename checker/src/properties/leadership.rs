@@ -41,6 +41,13 @@
 //!    stayed connected since the campaign returned, its session's
 //!    CloseSession and its candidate node's delete not committed, is a
 //!    violation: nothing happened that could end it.
+//!
+//! A loss an application learned by polling (`is_leader()` before each
+//! act, its `LeadershipLost` reason starting [`POLLED_PREFIX`]) happened
+//! at some instant between its last act and the poll: such a term is held
+//! to have ended at its last act (each act followed a poll that said "you
+//! lead"), and promises 5 and 6, which time the recipe's report, do not
+//! judge it.
 
 use std::collections::BTreeMap;
 
@@ -54,14 +61,21 @@ use super::result::{ms, CheckResult, Violation};
 use super::ViolationKind;
 use super::{Params, NS_PER_MS};
 
+/// How a `LeadershipLost` reason says the application learned the loss
+/// from a poll, not from the recipe's report.
+pub const POLLED_PREFIX: &str = "polled: ";
+
 /// One leadership as the application saw it.
 #[derive(Debug, Clone)]
 struct Term<'a> {
     campaign: &'a Operation,
     token: i64,
     start: Time,
-    /// When the application learned it ended; `Time::MAX`: never.
+    /// When the application learned it ended; `Time::MAX`: never. For a
+    /// polled loss, its last act (or its start).
     end: Time,
+    /// Ended by a polled loss.
+    polled: bool,
 }
 
 /// The leaderships of `election`, in start order.
@@ -80,6 +94,12 @@ fn terms<'a>(ops: &'a [Operation], election: &str) -> Vec<Term<'a>> {
         if close {
             if let Some(mut t) = open.remove(&o.client) {
                 t.end = o.invoked;
+                if let Op::LeadershipLost { reason, .. } = &o.op {
+                    if reason.starts_with(POLLED_PREFIX) {
+                        t.polled = true;
+                        t.end = last_act(ops, election, &t, o.invoked).unwrap_or(t.start);
+                    }
+                }
                 done.push(t);
             }
         }
@@ -92,6 +112,7 @@ fn terms<'a>(ops: &'a [Operation], election: &str) -> Vec<Term<'a>> {
                         token: t,
                         start,
                         end: Time::MAX,
+                        polled: false,
                     },
                 );
             }
@@ -100,6 +121,18 @@ fn terms<'a>(ops: &'a [Operation], election: &str) -> Vec<Term<'a>> {
     done.extend(open.into_values());
     done.sort_by_key(|t| (t.start, t.campaign.id));
     done
+}
+
+/// The invocation of term `t`'s last act before `before`.
+fn last_act(ops: &[Operation], election: &str, t: &Term, before: Time) -> Option<Time> {
+    ops.iter()
+        .filter(|o| {
+            o.client == t.campaign.client
+                && (t.start..=before).contains(&o.invoked)
+                && matches!(&o.op, Op::LeaderAct { election: e, token } if e == election && *token == t.token)
+        })
+        .map(|o| o.invoked)
+        .max()
 }
 
 /// When each session ended on the servers (its CloseSession commits).
@@ -275,7 +308,7 @@ fn losses_within_grace(
     if grace == 0 {
         return;
     }
-    for t in terms.iter().filter(|t| t.end != Time::MAX) {
+    for t in terms.iter().filter(|t| t.end != Time::MAX && !t.polled) {
         let c = t.campaign;
         let Some(session) = c.session else {
             continue;
@@ -327,7 +360,7 @@ fn lost_report<'o>(ops: &'o [Operation], election: &str, t: &Term) -> Option<&'o
 /// to them — the client connected from the campaign's return to the
 /// report (and a step after), its session and candidate node alive.
 fn losses_while_connected(ctx: &Context, r: &mut CheckResult, election: &str, ops: &[Operation], terms: &[Term]) {
-    for t in terms.iter().filter(|t| t.end != Time::MAX) {
+    for t in terms.iter().filter(|t| t.end != Time::MAX && !t.polled) {
         let c = t.campaign;
         let (Some(session), Some(lost)) = (c.session, lost_report(ops, election, t)) else {
             continue;

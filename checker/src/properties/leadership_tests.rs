@@ -3,6 +3,7 @@
 use crate::history::SessionState;
 use crate::history::{History, Op, Outcome, TxnRecord, Value};
 use crate::properties::election::check;
+use crate::properties::leadership::POLLED_PREFIX;
 use crate::properties::testkit::Builder;
 use crate::properties::{Params, Verdict};
 
@@ -369,4 +370,51 @@ fn a_loss_after_a_disconnection_or_an_end_is_not_lost_while_connected() {
     let mut h = b.build();
     h.events.sort_by_key(crate::history::Event::time);
     assert_eq!(check(&h, &grace(0)).verdict, Verdict::Pass);
+}
+
+/// Client 1 leads from 10 ms and acts at 20 ms; client 2 is elected at
+/// 120 ms; client 1 records its loss at 150 ms with `reason`.
+fn late_loss(reason: &str) -> History {
+    let mut b = Builder::new();
+    b.session(0, 1, A, SessionState::SyncConnected);
+    b.session(0, 2, B, SessionState::SyncConnected);
+    ok(&mut b, 0, 10, 1, A, camp(), Value::Token { token: 5 });
+    ok(&mut b, 20, 22, 1, A, act(5), Value::Unit);
+    ok(&mut b, 5, 120, 2, B, camp(), Value::Token { token: 9 });
+    let lost = Op::LeadershipLost {
+        election: "e".into(),
+        token: 5,
+        reason: reason.into(),
+    };
+    ok(&mut b, 150, 150, 1, A, lost, Value::Unit);
+    b.build()
+}
+
+#[test]
+fn a_polled_loss_ends_the_leadership_at_its_last_act() {
+    // Reported by the recipe at 150 ms, the loss came too late.
+    let r = check(&late_loss("session ended"), &grace(0));
+    assert!(r.kinds().contains(&"leaders-overlap"), "{r:#?}");
+    // Seen by a poll at 150 ms, it happened after the act at 20 ms.
+    let r = check(&late_loss(&format!("{POLLED_PREFIX}has_leadership() false")), &grace(0));
+    assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
+}
+
+#[test]
+fn a_polled_leadership_still_acting_when_another_leads_fails() {
+    let mut b = Builder::new();
+    b.session(0, 1, A, SessionState::SyncConnected);
+    b.session(0, 2, B, SessionState::SyncConnected);
+    ok(&mut b, 0, 10, 1, A, camp(), Value::Token { token: 5 });
+    ok(&mut b, 5, 120, 2, B, camp(), Value::Token { token: 9 });
+    // A poll said "you lead" at 130 ms, after client 2 was elected.
+    ok(&mut b, 130, 131, 1, A, act(5), Value::Unit);
+    let lost = Op::LeadershipLost {
+        election: "e".into(),
+        token: 5,
+        reason: format!("{POLLED_PREFIX}has_leadership() false"),
+    };
+    ok(&mut b, 150, 150, 1, A, lost, Value::Unit);
+    let r = check(&b.build(), &grace(0));
+    assert!(r.kinds().contains(&"leaders-overlap"), "{r:#?}");
 }

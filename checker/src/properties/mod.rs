@@ -32,7 +32,7 @@ mod held_after_end;
 mod hold_node;
 mod hold_state;
 mod leader_query;
-mod leadership;
+pub mod leadership;
 pub mod liveness;
 mod member_act;
 pub mod membership;

@@ -13,6 +13,7 @@ use futures::{pin_mut, select_biased, FutureExt};
 use madsim::time::Instant;
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
+use zkdst_checker::properties::leadership::POLLED_PREFIX;
 use zkdst_recipes::election::{latch, Election, LatchState, LeaderLatch};
 use zkdst_recipes::lock::Steps;
 use zkdst_recipes::zk::ZkClient;
@@ -73,7 +74,7 @@ enum Witness {
     Either,
     /// Polls `leading()` alone, as an application that asks
     /// `hasLeadership()` before each act and never listens: the loss is
-    /// recorded when a poll first sees it.
+    /// recorded, as polled (`POLLED_PREFIX`), when a poll first sees it.
     Poll,
 }
 
@@ -110,7 +111,7 @@ async fn serve(
     loop {
         if !leading() {
             if witness == Witness::Poll {
-                record_lost(env, zk, token, "a poll saw it".into());
+                record_lost(env, zk, token, format!("{POLLED_PREFIX}a poll saw it"));
             } else if !reported {
                 let reason = (&mut lost).await;
                 record_lost(env, zk, token, reason);
