@@ -31,6 +31,7 @@ mod group_view;
 mod held_after_end;
 mod hold_node;
 mod hold_state;
+pub mod latch_quit;
 mod leader_query;
 pub mod leadership;
 pub mod liveness;

@@ -13,6 +13,7 @@ use futures::{pin_mut, select_biased, FutureExt};
 use madsim::time::Instant;
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
+use zkdst_checker::properties::latch_quit::CAMPAIGNS_UNTIL_SESSION_ENDS;
 use zkdst_checker::properties::leadership::POLLED_PREFIX;
 use zkdst_recipes::election::{latch, Election, LatchState, LeaderLatch};
 use zkdst_recipes::lock::Steps;
@@ -243,6 +244,9 @@ pub async fn leader_latch<S: latch::Steps>(mut env: Env, steps: S) {
     // the server may expire the session at T, so no grace above T/4 is safe.
     let grace = asked.min(Duration::from_millis(env.session_timeout_ms as u64 / 4));
     env.rec.set_meta("leader_grace_ms", grace.as_millis().to_string());
+    // A latch leaves the election only when closed (here: after it led)
+    // or when its session ends (`latch-quit`).
+    env.rec.set_meta(CAMPAIGNS_UNTIL_SESSION_ENDS, "true");
     while env.running() {
         env.renew(&mut zk, &mut ctx);
         let data = format!("client{}", env.id).into_bytes();
