@@ -25,13 +25,20 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
     if h.meta.get(CAMPAIGNS_UNTIL_SESSION_ENDS).map(|v| v.trim()) != Some("true") {
         return;
     }
+    let failed: Vec<_> = ops
+        .iter()
+        .filter(|o| matches!(o.op, Op::Campaign { .. }))
+        .filter_map(|o| match (&o.outcome, o.completed) {
+            (Some(Outcome::Fail { error } | Outcome::Info { error }), Some(t)) => Some((o, error, t)),
+            _ => None,
+        })
+        .collect();
+    r.figure("failed_latch_campaigns_judged", failed.len() as f64);
+    if failed.is_empty() {
+        return; // the common case: no session index to build
+    }
     let sessions = SessionIndex::new(h, ops);
-    let mut judged = 0u64;
-    for o in ops.iter().filter(|o| matches!(o.op, Op::Campaign { .. })) {
-        let (Some(Outcome::Fail { error } | Outcome::Info { error }), Some(t)) = (&o.outcome, o.completed) else {
-            continue;
-        };
-        judged += 1;
+    for (o, error, t) in failed {
         if sessions.over_by(o.client, o.session, t) {
             continue;
         }
@@ -49,7 +56,6 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
             .times(o.completed),
         );
     }
-    r.figure("failed_latch_campaigns_judged", judged as f64);
 }
 
 #[cfg(test)]
