@@ -9,6 +9,7 @@ use crate::guid::Guid;
 use crate::runtime::Runtime;
 use crate::zk::path::join;
 use crate::zk::{CreateMode, SessionId, Stat, ZkClient, ZkError, ANY_VERSION};
+use std::future::Future;
 
 /// Creates `path` and every missing ancestor as empty persistent nodes.
 /// NodeExists is success, so ConnectionLoss can be retried blindly.
@@ -168,31 +169,58 @@ pub async fn delete_own<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &str) ->
     }
 }
 
+/// What one try of a background retry loop came to.
+enum Try {
+    /// Finished: nothing left to do.
+    Done,
+    /// Made progress; try again at once.
+    Again,
+    /// Failed; try again after the retry policy's delay.
+    Backoff,
+}
+
+/// Runs `step` in the background until it is done or the session is lost
+/// (which ends every ephemeral the session owned, and with it the work).
+fn spawn_retrying<C, R, F, Fut>(ctx: &Ctx<C, R>, mut step: F)
+where
+    C: ZkClient,
+    R: Runtime,
+    F: FnMut(Ctx<C, R>) -> Fut + Send + 'static,
+    Fut: Future<Output = Try> + Send + 'static,
+{
+    let ctx2 = ctx.clone();
+    ctx.runtime().spawn(async move {
+        let policy = ctx2.retry_policy();
+        let mut attempt = 0u32;
+        while !ctx2.session_lost() {
+            match step(ctx2.clone()).await {
+                Try::Done => return,
+                Try::Again => {}
+                Try::Backoff => {
+                    ctx2.runtime().sleep(policy.delay(attempt)).await;
+                    attempt = attempt.saturating_add(1);
+                }
+            }
+        }
+    });
+}
+
 /// Deletes, in the background, every node of ours named with `guid` under
 /// `dir` (ephemerals owned by the current session), retrying until they are
 /// gone or the session is.
 pub fn spawn_delete_by_guid<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, dir: &str, guid: Guid) {
-    let ctx2 = ctx.clone();
     let dir = dir.to_string();
-    ctx.runtime().spawn(async move {
-        let policy = ctx2.retry_policy();
-        let mut attempt = 0u32;
-        loop {
-            if ctx2.session_lost() {
-                return;
-            }
-            match find_own(&ctx2, &dir, &guid, true).await {
-                Ok(None) => return,
-                Ok(Some((name, _))) => {
-                    if delete_own(&ctx2, &join(&dir, &name)).await == Deleted::SessionEnded {
-                        return;
-                    }
-                }
-                Err(e) if e.is_session_lost() => return,
-                Err(_) => {
-                    ctx2.runtime().sleep(policy.delay(attempt)).await;
-                    attempt = attempt.saturating_add(1);
-                }
+    spawn_retrying(ctx, move |ctx| {
+        let dir = dir.clone();
+        async move {
+            match find_own(&ctx, &dir, &guid, true).await {
+                Ok(None) => Try::Done,
+                Ok(Some((name, _))) => match delete_own(&ctx, &join(&dir, &name)).await {
+                    Deleted::SessionEnded => Try::Done,
+                    Deleted::Gone => Try::Again,
+                },
+                Err(e) if e.is_session_lost() => Try::Done,
+                Err(_) => Try::Backoff,
             }
         }
     });
@@ -213,19 +241,14 @@ pub fn spawn_delete_own<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &str) {
 /// so the owner is checked first; only its owner deletes it, so the
 /// version read stays good). Retries until done or the session is lost.
 pub fn spawn_delete_if_owned<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &str, session: SessionId) {
-    let ctx2 = ctx.clone();
     let path = path.to_string();
-    ctx.runtime().spawn(async move {
-        let policy = ctx2.retry_policy();
-        let mut attempt = 0u32;
-        loop {
-            if ctx2.session_lost() {
-                return;
-            }
-            let done = match ctx2.client().exists(&path).await {
+    spawn_retrying(ctx, move |ctx| {
+        let path = path.clone();
+        async move {
+            let done = match ctx.client().exists(&path).await {
                 Ok(Some(stat)) if stat.ephemeral_owner == session => {
                     matches!(
-                        ctx2.client().delete(&path, stat.version).await,
+                        ctx.client().delete(&path, stat.version).await,
                         Ok(()) | Err(ZkError::NoNode)
                     )
                 }
@@ -233,10 +256,10 @@ pub fn spawn_delete_if_owned<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &st
                 Err(e) => e.is_session_lost(),
             };
             if done {
-                return;
+                Try::Done
+            } else {
+                Try::Backoff
             }
-            ctx2.runtime().sleep(policy.delay(attempt)).await;
-            attempt = attempt.saturating_add(1);
         }
     });
 }
