@@ -49,9 +49,10 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
             Violation::new(
                 ViolationKind::RetryBudgetExceeded,
                 format!(
-                    "{} sent {} multis whose reply was lost, though its retry policy allows {budget} attempts (the last lost at {})",
+                    "{} sent {} multis whose reply was lost, though its retry policy allows {budget} attempt{} (the last lost at {})",
                     describe(o),
                     lost.len(),
+                    if budget == 1 { "" } else { "s" },
                     lost.last().map_or_else(|| "?".into(), |m| ms(m.invoked)),
                 ),
             )
