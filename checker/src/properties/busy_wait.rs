@@ -6,12 +6,16 @@
 //! plus a little slack, is `busy-wait`: a watch never set or never waited
 //! on, a wait that returns at once. Only answered listings count: one that
 //! failed (ConnectionLoss) never reached the tree, and its retries are the
-//! retry policy's business. Judged on the recipe's own calls as the
-//! history records them, with the servers' commit log. The barrier's
+//! retry policy's business, and neither does a listing sent the moment
+//! the client's own sync of that directory answered: that is a lookup for
+//! the client's own node (`find_own`, as after an ambiguous create or in a
+//! background delete of an abandoned node), which a wait never makes.
+//! Judged on the recipe's own calls as the history records them, with the
+//! servers' commit log. The barrier's
 //! enter and leave, every lock, read/write lock and revocable lock acquire,
 //! and every semaphore acquire are judged so.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::history::{ClientId, Event, History, Op, Operation, Time, TxnRecord};
 use crate::zk_consistency::tree::parent_of;
@@ -73,10 +77,21 @@ pub fn check_into<'a>(
             session_times.entry(*client).or_default().push(*time);
         }
     }
-    let calls = by_client(
-        ops.iter()
-            .filter(|o| matches!(o.op, Op::GetChildren { .. }) && ok_value(o).is_some()),
-    );
+    // (client, directory, instant) of every answered sync: a listing sent
+    // then is a lookup, not a wait's re-check.
+    let synced: BTreeSet<(ClientId, &str, Time)> = ops
+        .iter()
+        .filter_map(|o| match (&o.op, o.completed) {
+            (Op::Sync { path }, Some(t)) if ok_value(o).is_some() => Some((o.client, path.as_str(), t)),
+            _ => None,
+        })
+        .collect();
+    let calls = by_client(ops.iter().filter(|o| match &o.op {
+        Op::GetChildren { path, .. } => {
+            ok_value(o).is_some() && !synced.contains(&(o.client, path.as_str(), o.invoked))
+        }
+        _ => false,
+    }));
     let count = |times: Option<&Vec<Time>>, from: Time, to: Time| {
         times.map_or(0, |ts| ts.iter().filter(|t| (from..=to).contains(*t)).count())
     };
@@ -241,6 +256,39 @@ mod tests {
         assert_eq!(kinds(&history(false)), Vec::<String>::new());
         // ...the same listings answered are.
         assert_eq!(kinds(&history(true)), vec!["busy-wait"]);
+    }
+
+    #[test]
+    fn listings_sent_as_the_clients_own_sync_answered_are_lookups_not_polling() {
+        // Twenty listings with nothing to wake the call, each sent as a
+        // sync of the same directory answered (`gap` = 0: a find-own
+        // lookup) or a tick after it (a wait's listing).
+        let history = |gap: u64, sync_path: &str| {
+            let mut b = Builder::new();
+            b.commit(
+                0,
+                1,
+                TxnRecord::Create {
+                    path: "/elsewhere/x".into(),
+                    data: Data::default(),
+                    ephemeral_owner: 0,
+                    session: 0,
+                },
+            );
+            let id = b.invoke(10, 1, leave());
+            for i in 0..20 {
+                let t = 11 + 3 * i;
+                b.ok(t, t + 1, 1, Op::Sync { path: sync_path.into() }, Value::Unit);
+                b.ok(t + 1 + gap, t + 2 + gap, 1, list(), children());
+            }
+            b.complete(id, 100, crate::history::Outcome::Ok { value: Value::Unit });
+            b
+        };
+        assert_eq!(kinds(&history(0, "/b/round-1")), Vec::<String>::new());
+        // The same listings sent a tick after the sync answered poll...
+        assert_eq!(kinds(&history(1, "/b/round-1")), vec!["busy-wait"]);
+        // ...as do listings sent as a sync of another directory answered.
+        assert_eq!(kinds(&history(0, "/b")), vec!["busy-wait"]);
     }
 
     #[test]
