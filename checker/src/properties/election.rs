@@ -116,6 +116,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     super::gave_up::check_unqueued(h, ops, &mut r);
     super::leader_query::check_into(h, ops, &mut r);
     super::hold_node::check_into(h, ops, &mut r);
+    super::hold_polls::check_into(h, ops, &mut r);
     super::latch_quit::check_into(h, ops, &mut r);
     r
 }

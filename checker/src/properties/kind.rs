@@ -92,6 +92,7 @@ kinds! {
     PassedBeforeRemoval = "passed-before-removal": PASSED_BEFORE_REMOVAL,
     PassedBeforeNEntered = "passed-before-n-entered": PASSED_BEFORE_REMOVAL,
     BusyWait = "busy-wait": "A waiting recipe call listed its directory far more often than anything could have woken it (a change of the directory's children, an event of its session): it polls instead of waiting on a watch — a watch never set or never awaited, a wait that returns at once.",
+    HoldPolls = "hold-polls": "A holder read its own node far more often than anything could have made it (a change of the node, an event of its session, a failed read): it polls the node instead of keeping a watch on it — a watch re-armed while one is set, a re-arm timer that runs while the hold is quiet. No safety promise breaks, but the ensemble's load grows with every holder and every second held.",
     WaitFailed = "wait-failed": "A barrier wait failed with an error although its session stayed connected throughout: the recipe leaked an error it should have handled (a \"no node\" that means the barrier is down, a failed check taken for an error).",
     MissedRemoval = "missed-removal": "A timed barrier wait gave up although the barrier had been removed before the wait began: the wait does not see an absent barrier as down (a predicate that never holds, an absence it never confirms).",
     EnteredEarly = "entered-early": PASSED_BEFORE_REMOVAL,

@@ -30,6 +30,7 @@ pub mod gave_up;
 mod group_view;
 mod held_after_end;
 mod hold_node;
+mod hold_polls;
 mod hold_state;
 pub mod latch_quit;
 mod leader_query;

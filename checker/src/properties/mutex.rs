@@ -164,6 +164,7 @@ pub fn check_ops(h: &History, ops: &[Operation], _p: &Params) -> CheckResult {
     super::busy_wait::check_into(h, ops, waits, super::busy_wait::acquire_dir, &mut r);
     super::held_after_end::check_into(ops, &states, &mut r);
     super::hold_node::check_into(h, ops, &mut r);
+    super::hold_polls::check_into(h, ops, &mut r);
     super::hold_state::check_into(ops, &states, &mut r);
     super::revoke_state::check_into(h, ops, &mut r);
     r

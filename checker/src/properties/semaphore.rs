@@ -103,6 +103,7 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     r.figure("max_concurrent_leases", worst as f64);
     super::gave_up::check_unqueued(h, ops, &mut r);
     super::hold_node::check_into(h, ops, &mut r);
+    super::hold_polls::check_into(h, ops, &mut r);
     let waits = ops.iter().filter(|o| matches!(o.op, Op::Acquired { .. }));
     super::busy_wait::check_into(h, ops, waits, super::busy_wait::acquire_dir, &mut r);
     r

@@ -1,0 +1,205 @@
+//! A holder watches its node, it does not poll it. A lock guard, lease or
+//! leadership learns that its node was deleted, that someone asked it to
+//! release (the node's data changed), or that its session ended, from a
+//! watch on the node and from its session's events; it reads the node again
+//! only when one of those could have changed what it knows: a commit to the
+//! node, an event of its session, or a read of the node that failed
+//! (ConnectionLoss: its retry is the retry policy's business). A holder
+//! whose answered reads of its node, from its `HoldNode` report to the
+//! node's deletion, exceed twice those wake-ups (and the first read) plus a
+//! little slack is `hold-polls`: a watch re-armed while one is set, a re-arm
+//! timer that runs while the hold is quiet. Such a holder breaks no safety
+//! promise, but it loads the ensemble in proportion to its holders and its
+//! hold times, as a waiter that polls does ([`super::busy_wait`]).
+
+use std::collections::BTreeMap;
+
+use crate::history::{ClientId, Event, History, Op, Operation, Time, TxnRecord};
+
+use super::common::{by_client, describe, has_commit_log, ok_value};
+use super::result::{CheckResult, Violation};
+use super::ViolationKind;
+
+/// Reads allowed beyond twice the wake-ups: the first arm, a change that
+/// raced a read, a reconnect's re-read.
+const SLACK: usize = 4;
+
+/// Commit times of each path's own changes (data set, deletion).
+fn node_changes(h: &History) -> BTreeMap<&str, Vec<Time>> {
+    let mut out: BTreeMap<&str, Vec<Time>> = BTreeMap::new();
+    for (t, _, txn) in h.committed_parts() {
+        match txn {
+            TxnRecord::SetData { path, .. } | TxnRecord::Delete { path } => {
+                out.entry(path.as_str()).or_default().push(t)
+            }
+            TxnRecord::CloseSession { deleted, .. } => {
+                deleted.iter().for_each(|p| out.entry(p.as_str()).or_default().push(t))
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The path a read names, for reads of one node.
+fn read_path(o: &Operation) -> Option<&str> {
+    match &o.op {
+        Op::GetData { path, .. } | Op::Exists { path, .. } => Some(path),
+        _ => None,
+    }
+}
+
+/// Adds a `hold-polls` violation to `r` for each `HoldNode` report whose
+/// holder read that node more often than anything could have made it.
+pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
+    if !has_commit_log(h) {
+        return;
+    }
+    let changes = node_changes(h);
+    let mut session_times: BTreeMap<ClientId, Vec<Time>> = BTreeMap::new();
+    for e in &h.events {
+        if let Event::Session { client, time, .. } = e {
+            session_times.entry(*client).or_default().push(*time);
+        }
+    }
+    let reads = by_client(ops.iter().filter(|o| read_path(o).is_some()));
+    let count = |times: Option<&Vec<Time>>, from: Time, to: Time| {
+        times.map_or(0, |ts| ts.iter().filter(|t| (from..=to).contains(*t)).count())
+    };
+    let mut judged = 0u64;
+    for report in ops {
+        let Op::HoldNode { path, .. } = &report.op else {
+            continue;
+        };
+        let Some(reads) = reads.get(&report.client) else {
+            continue;
+        };
+        judged += 1;
+        let from = report.invoked;
+        let node = changes.get(path.as_str());
+        // The hold ends, for its node, when the node goes (a delete is its
+        // last change); a node never deleted is held to the end.
+        let to = node
+            .and_then(|ts| ts.iter().copied().filter(|&t| t >= from).last())
+            .unwrap_or(Time::MAX);
+        let of_node: Vec<&&Operation> = reads
+            .iter()
+            .filter(|o| read_path(o) == Some(path.as_str()) && o.invoked >= from && o.invoked <= to)
+            .collect();
+        let answered = of_node.iter().filter(|o| ok_value(o).is_some()).count();
+        let failed = of_node.len() - answered;
+        // The deletion ends the hold: it wakes no re-read.
+        let changes_held = node.map_or(0, |ts| ts.iter().filter(|t| (from..to).contains(*t)).count());
+        let wakeups = 1 + changes_held + count(session_times.get(&report.client), from, to) + failed;
+        if answered > 2 * wakeups + SLACK {
+            r.violation(
+                Violation::new(
+                    ViolationKind::HoldPolls,
+                    format!(
+                        "client {} read its held node {path} {answered} times, though only {wakeups} wake-up(s) (the first read, changes of the node, events of its session, failed reads) could have made it: {}",
+                        report.client,
+                        describe(report)
+                    ),
+                )
+                .ops([report.id])
+                .clients([report.client]),
+            );
+        }
+    }
+    r.figure("holds_judged_for_polling", judged as f64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{Data, SessionState, Stat, Value};
+    use crate::properties::testkit::{kinds_found, Builder};
+
+    const NODE: &str = "/l/g-lock-0000000003";
+
+    fn hold_node() -> Op {
+        Op::HoldNode {
+            lock: "/l".into(),
+            token: 2,
+            path: NODE.into(),
+            name: "g-lock-0000000003".into(),
+            sequence: 3,
+            stat: Stat::default(),
+        }
+    }
+    fn get_data() -> Op {
+        Op::GetData {
+            path: NODE.into(),
+            watch: true,
+        }
+    }
+    fn data() -> Value {
+        Value::Data {
+            data: Data::default(),
+            stat: Stat::default(),
+        }
+    }
+    fn judged(b: &Builder) -> Vec<String> {
+        kinds_found(&b.clone_build(), check_into)
+    }
+    /// A hold of client 1 reported at 10, its node created at 2 and
+    /// deleted at 1000; `reads` answered reads of it at 20, 30, ...
+    fn hold(reads: u64) -> Builder {
+        let mut b = Builder::new();
+        b.commit(
+            2,
+            2,
+            TxnRecord::Create {
+                path: NODE.into(),
+                data: Data::default(),
+                ephemeral_owner: 0x10,
+                session: 0x10,
+            },
+        );
+        b.session(1, 1, 0x10, SessionState::SyncConnected);
+        b.ok(10, 10, 1, hold_node(), Value::Unit);
+        for i in 0..reads {
+            b.ok(20 + 10 * i, 21 + 10 * i, 1, get_data(), data());
+        }
+        b.commit(1000, 3, TxnRecord::Delete { path: NODE.into() });
+        b
+    }
+
+    #[test]
+    fn a_holder_reading_its_node_with_nothing_to_wake_it_polls() {
+        // One wake-up (the first read): up to 2 + 4 reads.
+        assert_eq!(judged(&hold(6)), Vec::<String>::new());
+        assert_eq!(judged(&hold(7)), vec!["hold-polls"]);
+        // Another client's reads, or reads after the node went, are not
+        // this hold's.
+        let mut b = hold(6);
+        for i in 0..20 {
+            b.ok(300 + i, 301 + i, 2, get_data(), data());
+            b.ok(1100 + i, 1101 + i, 1, get_data(), data());
+        }
+        assert_eq!(judged(&b), Vec::<String>::new());
+    }
+
+    #[test]
+    fn changes_session_events_and_failed_reads_each_allow_a_reread() {
+        let mut b = hold(14);
+        // 14 reads need 4 more wake-ups than the first: two revocation
+        // requests, a reconnect and a read lost to ConnectionLoss.
+        for (t, z) in [(400, 4), (500, 5)] {
+            b.commit(
+                t,
+                z,
+                TxnRecord::SetData {
+                    path: NODE.into(),
+                    data: Data(b"revoke".to_vec()),
+                    version: 1,
+                },
+            );
+        }
+        assert_eq!(judged(&b), vec!["hold-polls"]);
+        b.session(600, 1, 0x10, SessionState::SyncConnected);
+        assert_eq!(judged(&b), vec!["hold-polls"]);
+        b.info(700, 710, 1, get_data());
+        assert_eq!(judged(&b), Vec::<String>::new());
+    }
+}
