@@ -14,7 +14,7 @@ use zkdst_checker::history::History;
 use zkdst_checker::properties::{self, progress, CheckResult, Verdict, PARAMS_META_KEY};
 use zkdst_sim::client::ClientKind;
 use zkdst_sim::cluster::{Cluster, EnsembleConfig};
-use zkdst_sim::recorder::Recorder;
+use zkdst_sim::recorder::{HistoryTap, Recorder};
 use zkdst_sim::runner::{run_seed_within, wall_limit, SeedError};
 
 use crate::nemesis::{self, ClientRegistry, DEFAULT_LATENCY};
@@ -71,7 +71,7 @@ impl RunOutcome {
             .map(|r| r.checker.clone())
             .collect();
         if self.error.is_some() {
-            v.push("run".into());
+            v.push(if self.hung { "hung" } else { "run" }.into());
         }
         v.sort();
         v
@@ -113,6 +113,9 @@ pub fn run(scenario: &Scenario, seed: u64, plan: Option<&FaultPlan>) -> RunOutco
     let plan = plan.cloned().unwrap_or_else(|| FaultPlan::generate(scenario, seed));
     let sc = Arc::new(scenario.clone());
     let (s2, p2) = (sc.clone(), plan.clone());
+    // What a run that hangs recorded, for its report and stored history.
+    let tap: Arc<Mutex<Option<HistoryTap>>> = Arc::default();
+    let t2 = tap.clone();
     let limit = Duration::from_secs(
         60 + scenario.workload.duration_s
             + scenario.workload.liveness_s
@@ -121,7 +124,7 @@ pub fn run(scenario: &Scenario, seed: u64, plan: Option<&FaultPlan>) -> RunOutco
     );
     let sim = match wall_limit() {
         Ok(wall) => run_seed_within(stream_key(seed, "scheduler"), Some(limit), Some(wall), move || {
-            simulate(s2, seed, p2)
+            simulate(s2, seed, p2, t2)
         }),
         Err(message) => Err(SeedError::Panicked { seed, message }),
     };
@@ -132,7 +135,14 @@ pub fn run(scenario: &Scenario, seed: u64, plan: Option<&FaultPlan>) -> RunOutco
     let sim = match sim {
         Ok(s) => s,
         Err(e) => SimResult {
-            history: History::new(),
+            // A hung run keeps what it recorded up to the hang.
+            history: tap
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .filter(|_| hung)
+                .and_then(HistoryTap::snapshot)
+                .unwrap_or_default(),
             stats: Stats::default(),
             // Named by the user's seed, not the scheduler's stream key.
             error: Some(
@@ -215,8 +225,9 @@ fn finish(
     }
 }
 
-async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan) -> SimResult {
+async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan, tap: Arc<Mutex<Option<HistoryTap>>>) -> SimResult {
     let rec = Recorder::new();
+    *tap.lock().unwrap_or_else(|e| e.into_inner()) = Some(rec.tap());
     rec.set_meta("scenario", sc.name.clone());
     rec.set_meta("seed", seed.to_string());
     rec.set_meta("plan", plan.hash());

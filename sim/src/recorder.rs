@@ -30,6 +30,24 @@ struct State {
     replicas: Ledger,
 }
 
+/// A read-only view of a run's history from outside the simulation: what
+/// a run that hung (a task spinning, never yielding) had recorded when it
+/// was given up.
+#[derive(Debug, Clone)]
+pub struct HistoryTap(Arc<Mutex<State>>);
+
+impl HistoryTap {
+    /// A copy of the history so far, or `None` if the simulation hung while
+    /// recording (holding the history's lock).
+    pub fn snapshot(&self) -> Option<History> {
+        match self.0.try_lock() {
+            Ok(s) => Some(s.history.clone()),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner().history.clone()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+}
+
 /// A handle to the run's history. Create it inside the simulation: its
 /// clock is virtual time since creation.
 #[derive(Debug, Clone)]
@@ -208,6 +226,12 @@ impl Recorder {
     /// The history, as [`Recorder::history`] gives it, moved out instead
     /// of copied: the recorder starts over empty. For the end of a run
     /// (a copy of a long history is a sizeable share of a seed's time).
+    /// A view of this history for the thread that runs the simulation: it
+    /// outlives a simulation that hangs.
+    pub fn tap(&self) -> HistoryTap {
+        HistoryTap(self.inner.clone())
+    }
+
     pub fn take_history(&self) -> History {
         let mut s = self.lock();
         let h = std::mem::take(&mut s.history);

@@ -177,4 +177,35 @@ mod tests {
         assert!(matches!(e, Err(SeedError::Hung { seed: 5, .. })), "{e:?}");
         assert!(e.unwrap_err().to_string().contains("spinning"));
     }
+
+    #[test]
+    fn a_hung_seed_keeps_what_it_recorded_before_the_spin() {
+        use crate::recorder::{HistoryTap, Recorder};
+        use std::sync::Mutex;
+        use zkdst_checker::history::Op;
+        let release = Arc::new(AtomicBool::new(false));
+        let r2 = release.clone();
+        let slot: Arc<Mutex<Option<HistoryTap>>> = Arc::default();
+        let s2 = slot.clone();
+        let e = run_seed_within(
+            6,
+            Some(Duration::from_secs(1)),
+            Some(Duration::from_millis(300)),
+            move || async move {
+                let rec = Recorder::new();
+                *s2.lock().unwrap() = Some(rec.tap());
+                rec.set_meta("scenario", "spin");
+                rec.invoke(1, None, Op::Sync { path: "/x".into() });
+                while !r2.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            },
+        );
+        let h = slot.lock().unwrap().as_ref().and_then(HistoryTap::snapshot);
+        release.store(true, Ordering::Relaxed);
+        assert!(matches!(e, Err(SeedError::Hung { seed: 6, .. })), "{e:?}");
+        let h = h.expect("the history recorded before the spin");
+        assert_eq!(h.events.len(), 1);
+        assert_eq!(h.meta.get("scenario").map(String::as_str), Some("spin"));
+    }
 }
