@@ -7,7 +7,7 @@ use crate::ctx::Ctx;
 use crate::error::{RecipeError, RecipeResult};
 use crate::guid::Guid;
 use crate::runtime::Runtime;
-use crate::zk::path::join;
+use crate::zk::path::{join, parent};
 use crate::zk::{CreateMode, SessionId, Stat, ZkClient, ZkError, ANY_VERSION};
 use std::future::Future;
 
@@ -239,13 +239,19 @@ pub fn spawn_delete_own<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &str) {
 /// a fixed-name ephemeral whose create may have been applied after its
 /// caller gave up on a lost reply (the name may be another session's,
 /// so the owner is checked first; only its owner deletes it, so the
-/// version read stays good). Retries until done or the session is lost.
+/// version read stays good). Syncs first: a create applied just before
+/// the ConnectionLoss may not have reached the server read after the
+/// reconnect. Retries until done or the session is lost.
 pub fn spawn_delete_if_owned<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &str, session: SessionId) {
     let path = path.to_string();
     spawn_retrying(ctx, move |ctx| {
         let path = path.clone();
         async move {
-            let done = match ctx.client().exists(&path).await {
+            let read = match ctx.client().sync(parent(&path)).await {
+                Ok(()) => ctx.client().exists(&path).await,
+                Err(e) => Err(e),
+            };
+            let done = match read {
                 Ok(Some(stat)) if stat.ephemeral_owner == session => {
                     matches!(
                         ctx.client().delete(&path, stat.version).await,
