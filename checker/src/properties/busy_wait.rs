@@ -17,10 +17,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::history::{ClientId, Event, History, Op, Operation, Time, TxnRecord};
+use crate::history::{ClientId, History, Op, Operation, Time, TxnRecord};
 use crate::zk_consistency::tree::parent_of;
 
-use super::common::{by_client, describe, has_commit_log, ok_value};
+use super::common::{by_client, describe, has_commit_log, ok_value, session_event_times};
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
 
@@ -71,12 +71,7 @@ pub fn check_into<'a>(
         return;
     }
     let changes = child_changes(h);
-    let mut session_times: BTreeMap<ClientId, Vec<Time>> = BTreeMap::new();
-    for e in &h.events {
-        if let Event::Session { client, time, .. } = e {
-            session_times.entry(*client).or_default().push(*time);
-        }
-    }
+    let session_times = session_event_times(h);
     // (client, directory, instant) of every answered sync: a listing sent
     // then is a lookup, not a wait's re-check.
     let synced: BTreeSet<(ClientId, &str, Time)> = ops
@@ -225,21 +220,28 @@ mod tests {
         assert_eq!(kinds(&c), vec!["busy-wait"]);
     }
 
+    /// A commit outside the barrier, then client 1's leave invoked at 10:
+    /// nothing will wake it.
+    fn quiet_leave() -> (Builder, crate::history::OpId) {
+        let mut b = Builder::new();
+        b.commit(
+            0,
+            1,
+            TxnRecord::Create {
+                path: "/elsewhere/x".into(),
+                data: Data::default(),
+                ephemeral_owner: 0,
+                session: 0,
+            },
+        );
+        let id = b.invoke(10, 1, leave());
+        (b, id)
+    }
+
     #[test]
     fn listings_lost_to_connection_loss_are_retries_not_polling() {
         let history = |answered: bool| {
-            let mut b = Builder::new();
-            b.commit(
-                0,
-                1,
-                TxnRecord::Create {
-                    path: "/elsewhere/x".into(),
-                    data: Data::default(),
-                    ephemeral_owner: 0,
-                    session: 0,
-                },
-            );
-            let id = b.invoke(10, 1, leave());
+            let (mut b, id) = quiet_leave();
             // Twenty listings, then one more, with nothing to wake the call.
             for t in 0..20 {
                 if answered {
@@ -264,18 +266,7 @@ mod tests {
         // sync of the same directory answered (`gap` = 0: a find-own
         // lookup) or a tick after it (a wait's listing).
         let history = |gap: u64, sync_path: &str| {
-            let mut b = Builder::new();
-            b.commit(
-                0,
-                1,
-                TxnRecord::Create {
-                    path: "/elsewhere/x".into(),
-                    data: Data::default(),
-                    ephemeral_owner: 0,
-                    session: 0,
-                },
-            );
-            let id = b.invoke(10, 1, leave());
+            let (mut b, id) = quiet_leave();
             for i in 0..20 {
                 let t = 11 + 3 * i;
                 b.ok(t, t + 1, 1, Op::Sync { path: sync_path.into() }, Value::Unit);

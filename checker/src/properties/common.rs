@@ -333,3 +333,15 @@ pub fn by_client<'a>(ops: impl IntoIterator<Item = &'a Operation>) -> BTreeMap<C
     }
     out
 }
+
+/// The instants of each client's session events (connects, disconnects,
+/// expiries): the wake-ups a watcher's re-read may follow.
+pub fn session_event_times(h: &History) -> BTreeMap<ClientId, Vec<Time>> {
+    let mut out: BTreeMap<ClientId, Vec<Time>> = BTreeMap::new();
+    for e in &h.events {
+        if let Event::Session { client, time, .. } = e {
+            out.entry(*client).or_default().push(*time);
+        }
+    }
+    out
+}

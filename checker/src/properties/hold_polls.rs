@@ -14,9 +14,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{ClientId, Event, History, Op, Operation, Time, TxnRecord};
+use crate::history::{History, Op, Operation, Time, TxnRecord};
 
-use super::common::{by_client, describe, has_commit_log, ok_value};
+use super::common::{by_client, describe, has_commit_log, ok_value, session_event_times};
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
 
@@ -56,12 +56,7 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
         return;
     }
     let changes = node_changes(h);
-    let mut session_times: BTreeMap<ClientId, Vec<Time>> = BTreeMap::new();
-    for e in &h.events {
-        if let Event::Session { client, time, .. } = e {
-            session_times.entry(*client).or_default().push(*time);
-        }
-    }
+    let session_times = session_event_times(h);
     let reads = by_client(ops.iter().filter(|o| read_path(o).is_some()));
     let count = |times: Option<&Vec<Time>>, from: Time, to: Time| {
         times.map_or(0, |ts| ts.iter().filter(|t| (from..=to).contains(*t)).count())
