@@ -223,15 +223,15 @@ impl Recorder {
         with_finals(s.history.clone(), &s)
     }
 
-    /// The history, as [`Recorder::history`] gives it, moved out instead
-    /// of copied: the recorder starts over empty. For the end of a run
-    /// (a copy of a long history is a sizeable share of a seed's time).
     /// A view of this history for the thread that runs the simulation: it
     /// outlives a simulation that hangs.
     pub fn tap(&self) -> HistoryTap {
         HistoryTap(self.inner.clone())
     }
 
+    /// The history, as [`Recorder::history`] gives it, moved out instead
+    /// of copied: the recorder starts over empty. For the end of a run
+    /// (a copy of a long history is a sizeable share of a seed's time).
     pub fn take_history(&self) -> History {
         let mut s = self.lock();
         let h = std::mem::take(&mut s.history);

@@ -4,17 +4,17 @@
 //! watch on the node and from its session's events; it reads the node again
 //! only when one of those could have changed what it knows: a commit to the
 //! node, an event of its session, or a read of the node that failed
-//! (ConnectionLoss: its retry is the retry policy's business). A holder
-//! whose answered reads of its node, from its `HoldNode` report to the
-//! node's deletion, exceed twice those wake-ups (and the first read) plus a
-//! little slack is `hold-polls`: a watch re-armed while one is set, a re-arm
+//! (ConnectionLoss, or an error reply: its retry is the retry policy's
+//! business). A holder whose answered reads of its node by its own session,
+//! from its `HoldNode` report to the node's deletion, exceed twice those
+//! wake-ups (and the first read) plus a little slack is `hold-polls`: a watch re-armed while one is set, a re-arm
 //! timer that runs while the hold is quiet. Such a holder breaks no safety
 //! promise, but it loads the ensemble in proportion to its holders and its
 //! hold times, as a waiter that polls does ([`super::busy_wait`]).
 
 use std::collections::BTreeMap;
 
-use crate::history::{History, Op, Operation, Time, TxnRecord};
+use crate::history::{History, Op, Operation, Time, TxnRecord, Value};
 
 use super::common::{by_client, describe, has_commit_log, ok_value, session_event_times};
 use super::result::{CheckResult, Violation};
@@ -24,16 +24,25 @@ use super::ViolationKind;
 /// raced a read, a reconnect's re-read.
 const SLACK: usize = 4;
 
-/// Commit times of each path's own changes (data set, deletion).
-fn node_changes(h: &History) -> BTreeMap<&str, Vec<Time>> {
-    let mut out: BTreeMap<&str, Vec<Time>> = BTreeMap::new();
+/// Commit times of each path's data changes, and of its deletion.
+#[derive(Default)]
+struct NodeLife {
+    sets: Vec<Time>,
+    deleted: Option<Time>,
+}
+
+fn node_lives(h: &History) -> BTreeMap<&str, NodeLife> {
+    let mut out: BTreeMap<&str, NodeLife> = BTreeMap::new();
     for (t, _, txn) in h.committed_parts() {
         match txn {
-            TxnRecord::SetData { path, .. } | TxnRecord::Delete { path } => {
-                out.entry(path.as_str()).or_default().push(t)
+            TxnRecord::SetData { path, .. } => out.entry(path.as_str()).or_default().sets.push(t),
+            TxnRecord::Delete { path } => {
+                out.entry(path.as_str()).or_default().deleted.get_or_insert(t);
             }
             TxnRecord::CloseSession { deleted, .. } => {
-                deleted.iter().for_each(|p| out.entry(p.as_str()).or_default().push(t))
+                for p in deleted {
+                    out.entry(p.as_str()).or_default().deleted.get_or_insert(t);
+                }
             }
             _ => {}
         }
@@ -55,12 +64,10 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
     if !has_commit_log(h) {
         return;
     }
-    let changes = node_changes(h);
+    let lives = node_lives(h);
     let session_times = session_event_times(h);
     let reads = by_client(ops.iter().filter(|o| read_path(o).is_some()));
-    let count = |times: Option<&Vec<Time>>, from: Time, to: Time| {
-        times.map_or(0, |ts| ts.iter().filter(|t| (from..=to).contains(*t)).count())
-    };
+    let none = NodeLife::default();
     let mut judged = 0u64;
     for report in ops {
         let Op::HoldNode { path, .. } = &report.op else {
@@ -69,23 +76,35 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
         let Some(reads) = reads.get(&report.client) else {
             continue;
         };
-        judged += 1;
         let from = report.invoked;
-        let node = changes.get(path.as_str());
-        // The hold ends, for its node, when the node goes (a delete is its
-        // last change); a node never deleted is held to the end.
-        let to = node
-            .and_then(|ts| ts.iter().copied().filter(|&t| t >= from).last())
-            .unwrap_or(Time::MAX);
+        let life = lives.get(path.as_str()).unwrap_or(&none);
+        // The hold ends, for its node, when the node goes; a node gone
+        // before the report is another checker's business.
+        let to = life.deleted.unwrap_or(Time::MAX);
+        if to < from {
+            continue;
+        }
+        judged += 1;
+        // The holder's own session's reads (a client's next session may
+        // read the node, as a leader query reads the head's data).
         let of_node: Vec<&&Operation> = reads
             .iter()
-            .filter(|o| read_path(o) == Some(path.as_str()) && o.invoked >= from && o.invoked <= to)
+            .filter(|o| {
+                read_path(o) == Some(path.as_str())
+                    && o.session == report.session
+                    && o.invoked >= from
+                    && o.invoked <= to
+            })
             .collect();
-        let answered = of_node.iter().filter(|o| ok_value(o).is_some()).count();
+        // An error reply (NoNode) is a failed read: the holder re-arms.
+        let answered = of_node
+            .iter()
+            .filter(|o| ok_value(o).is_some_and(|v| !matches!(v, Value::Error { .. })))
+            .count();
         let failed = of_node.len() - answered;
-        // The deletion ends the hold: it wakes no re-read.
-        let changes_held = node.map_or(0, |ts| ts.iter().filter(|t| (from..to).contains(*t)).count());
-        let wakeups = 1 + changes_held + count(session_times.get(&report.client), from, to) + failed;
+        let within = |ts: &[Time]| ts.iter().filter(|t| (from..to).contains(*t)).count();
+        let sessions = session_times.get(&report.client).map_or(0, |ts| within(ts));
+        let wakeups = 1 + within(&life.sets) + sessions + failed;
         if answered > 2 * wakeups + SLACK {
             r.violation(
                 Violation::new(
@@ -107,7 +126,7 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{Data, SessionState, Stat, Value};
+    use crate::history::{Data, SessionState, Stat};
     use crate::properties::testkit::{kinds_found, Builder};
 
     const NODE: &str = "/l/g-lock-0000000003";
@@ -196,5 +215,29 @@ mod tests {
         assert_eq!(judged(&b), vec!["hold-polls"]);
         b.info(700, 710, 1, get_data());
         assert_eq!(judged(&b), Vec::<String>::new());
+    }
+
+    #[test]
+    fn only_the_holders_session_reading_a_live_node_counts() {
+        // Reads with an error reply (NoNode) are failed reads: each allows
+        // a re-read, as a failed arm makes the holder re-arm.
+        let mut b = hold(6);
+        for i in 0..10 {
+            let no_node = Value::Error {
+                code: "NoNode".into(),
+                results: vec![],
+            };
+            b.ok(200 + 2 * i, 201 + 2 * i, 1, get_data(), no_node);
+            b.ok(201 + 2 * i, 202 + 2 * i, 1, get_data(), data());
+        }
+        assert_eq!(judged(&b), Vec::<String>::new());
+        // A node deleted before the hold was reported is not judged.
+        let mut c = Builder::new();
+        c.commit(2, 2, TxnRecord::Delete { path: NODE.into() });
+        c.ok(10, 10, 1, hold_node(), Value::Unit);
+        for i in 0..20 {
+            c.ok(20 + i, 21 + i, 1, get_data(), data());
+        }
+        assert_eq!(judged(&c), Vec::<String>::new());
     }
 }
