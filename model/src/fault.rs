@@ -27,5 +27,10 @@ crate::words! {
         /// the recipe acts on what it read, and the write it sends next
         /// fails with SessionExpired, never sent.
         ExpireAfterRead = "expire-after-read",
+        /// A client's connection drops as each request goes out on it, for
+        /// the fault's duration: every call it makes meanwhile fails with
+        /// ConnectionLoss (applied or not), retries included, and each
+        /// reconnect's first read with it.
+        FlapConnection = "flap-connection",
     }
 }

@@ -37,6 +37,9 @@ enum Undo {
     Restart(u32),
     Resume(NodeRef),
     Latency,
+    /// The session handle whose connection flaps (not the client's current
+    /// one at the undo: the workload may have renewed it meanwhile).
+    StopFlapping(AnyClient),
 }
 
 /// madsim's default link latency, restored after a spike.
@@ -96,9 +99,17 @@ pub async fn run_plan(
                         }
                         Undo::Resume(n) => c.resume(n),
                         Undo::Latency => c.restore_latency(DEFAULT_LATENCY.0, DEFAULT_LATENCY.1),
+                        Undo::StopFlapping(h) => h.stop_flapping(),
                     }
                 }
             }
+        }
+    }
+    // The fault phase is over: no connection keeps flapping into the
+    // liveness phase (the heal after it restores the rest).
+    for u in undo.into_values() {
+        if let Undo::StopFlapping(h) = u {
+            h.stop_flapping();
         }
     }
     let end = t0 + Duration::from_millis(end_ms);
@@ -221,6 +232,11 @@ fn apply(c: &mut Cluster, f: &Fault, duration_ms: u64, clients: &ClientRegistry)
             let h = clients.lock().unwrap_or_else(|e| e.into_inner()).get(client).cloned()?;
             // The client records the fault itself; a library's client cannot take it.
             h.expire_after_next_read().then_some(Undo::Nothing)
+        }
+        Fault::FlapConnection { client } => {
+            let h = clients.lock().unwrap_or_else(|e| e.into_inner()).get(client).cloned()?;
+            // The client records the fault itself; a library's client cannot take it.
+            h.flap_connection().then(|| Undo::StopFlapping(h.clone()))
         }
         Fault::Pause { node } => {
             let n = node_ref(*node);

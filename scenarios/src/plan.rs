@@ -80,6 +80,9 @@ pub enum Fault {
     /// stays down until its session has expired: what the recipe sends
     /// next (its write, after the read) fails with SessionExpired.
     ExpireAfterRead { client: u32 },
+    /// A client's connection drops as each request goes out on it, until
+    /// the fault's duration is over: every call fails with ConnectionLoss.
+    FlapConnection { client: u32 },
     /// A node paused (stop-the-world), resumed after the duration.
     Pause { node: Node },
     /// Every link's latency raised, restored after the duration.
@@ -106,6 +109,7 @@ impl Fault {
             Fault::LoseReply { .. } => FaultKind::LoseReply,
             Fault::ExpireSession { .. } => FaultKind::ExpireSession,
             Fault::ExpireAfterRead { .. } => FaultKind::ExpireAfterRead,
+            Fault::FlapConnection { .. } => FaultKind::FlapConnection,
             Fault::Pause { node: Node::Client(_) } => FaultKind::PauseClient,
             Fault::Pause { node: Node::Server(_) } => FaultKind::PauseServer,
             Fault::LatencySpike { .. } => FaultKind::LatencySpike,

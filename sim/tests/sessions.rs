@@ -186,6 +186,33 @@ async fn expire_after_read_fails_the_next_write_unsent() {
 }
 
 #[madsim::test]
+async fn a_flapping_connection_fails_every_call_until_it_stops() {
+    let mut c = Cluster::start(cfg(), Recorder::new(), 7);
+    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+    let h = c.spawn_client(1, 4000, |zk| async move {
+        assert!(zk.wait_connected(Duration::from_secs(10)).await);
+        zk.create("/f", b"0", CreateMode::Persistent).await.unwrap();
+        let session = zk.session_id();
+        zk.flap_connection();
+        let mut failed = Vec::new();
+        for _ in 0..3 {
+            failed.push(zk.get_data("/f").await.map(|(d, _)| d));
+        }
+        zk.stop_flapping();
+        let after = zk.get_data("/f").await.map(|(d, _)| d);
+        (failed, after, session, zk.session_id())
+    });
+    let (failed, after, before, now) = h.await.unwrap();
+    assert!(
+        failed.iter().all(|r| r.as_ref().err() == Some(&ZkError::ConnectionLoss)),
+        "every call while flapping lost its connection: {failed:?}"
+    );
+    assert_eq!(after.unwrap(), b"0", "calls succeed once it stops");
+    assert_eq!(before, now, "reconnects keep the session");
+    c.shutdown();
+}
+
+#[madsim::test]
 async fn a_watch_event_precedes_a_read_that_reflects_it() {
     let mut c = Cluster::start(cfg(), Recorder::new(), 9);
     c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");

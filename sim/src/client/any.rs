@@ -87,6 +87,25 @@ impl AnyClient {
         }
     }
 
+    /// Starts flap-connection (see `SimClient::flap_connection`); false for
+    /// a library's client, whose connection the simulator does not hold.
+    pub fn flap_connection(&self) -> bool {
+        match self {
+            AnyClient::Sim(c) => {
+                c.flap_connection();
+                true
+            }
+            AnyClient::Library(_) => false,
+        }
+    }
+
+    /// Ends flap-connection.
+    pub fn stop_flapping(&self) {
+        if let AnyClient::Sim(c) = self {
+            c.stop_flapping()
+        }
+    }
+
     /// Waits until connected (or the session ended); false on timeout.
     pub async fn wait_connected(&self, within: Duration) -> bool {
         super::wait_connected(self, within).await

@@ -56,6 +56,10 @@ pub enum Cmd {
     /// Fail the connection as the next read's reply arrives (the reply is
     /// delivered) and stay away until the session has expired.
     ExpireAfterNextRead,
+    /// While on, drop each connection as soon as a request has gone out on
+    /// it (a flapping link: every call fails with ConnectionLoss, applied
+    /// or not, and the client keeps reconnecting).
+    Flap(bool),
     /// The handle was closed: end the session locally.
     Shutdown,
 }
@@ -149,6 +153,7 @@ pub async fn run(shared: std::sync::Arc<Shared>, servers: Vec<ServerId>, cmds: m
         expire_after_next_read: false,
         stay_away: false,
         drop_now: false,
+        flapping: false,
     };
     let mut next = madsim::rand::thread_rng().gen_range(0..c.servers.len().max(1));
     let mut first = true;
@@ -194,6 +199,8 @@ struct Cnxn {
     /// The next reconnect waits out the session (expire-after-read).
     stay_away: bool,
     drop_now: bool,
+    /// Drop the connection once a request has gone out (flap-connection).
+    flapping: bool,
 }
 
 impl Cnxn {
@@ -254,8 +261,12 @@ impl Cnxn {
                 persistent_recursive,
             });
         }
+        let resent = !self.queued.is_empty();
         while let Some(call) = self.queued.pop_front() {
             self.send(&wtx, call);
+        }
+        if resent && self.flapping {
+            return self.lost();
         }
         let t = self.timeout();
         let ping_every = t / 3;
@@ -357,7 +368,10 @@ impl Cnxn {
                     watch,
                 };
                 match wtx {
-                    Some(w) => self.send(w, call),
+                    Some(w) => {
+                        self.send(w, call);
+                        self.drop_now |= self.flapping;
+                    }
                     None => self.queued.push_back(call),
                 }
                 None
@@ -374,6 +388,10 @@ impl Cnxn {
             }
             Cmd::ExpireAfterNextRead => {
                 self.expire_after_next_read = true;
+                None
+            }
+            Cmd::Flap(on) => {
+                self.flapping = on;
                 None
             }
             Cmd::Shutdown => Some(self.end(SessionState::Closed)),

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::channel::{mpsc, oneshot};
-use zkdst_checker::history::{ClientId, FaultKind, Outcome};
+use zkdst_checker::history::{ClientId, FaultEnd, FaultKind, Outcome};
 use zkdst_recipes::zk::{
     validate_path, EventType, SessionId, SessionState, StateFanout, ZkClient, ZkError, ZkResult, Zxid,
 };
@@ -211,6 +211,27 @@ impl SimClient {
             "after its next read reply, away until the session expires",
         );
         let _ = self.tx.unbounded_send(Cmd::ExpireAfterNextRead);
+    }
+
+    /// Fault: from now until [`SimClient::stop_flapping`], each connection
+    /// drops as soon as a request has gone out on it — the request may or
+    /// may not reach the server, and every call fails with ConnectionLoss
+    /// while the client keeps reconnecting.
+    pub fn flap_connection(&self) {
+        self.shared.recorder.fault(
+            FaultKind::FlapConnection,
+            vec![format!("client{}", self.shared.id)],
+            "each connection drops as a request goes out on it",
+        );
+        let _ = self.tx.unbounded_send(Cmd::Flap(true));
+    }
+
+    /// Ends [`SimClient::flap_connection`].
+    pub fn stop_flapping(&self) {
+        self.shared
+            .recorder
+            .fault(FaultEnd::StopFlapping, vec![format!("client{}", self.shared.id)], "");
+        let _ = self.tx.unbounded_send(Cmd::Flap(false));
     }
 
     /// Sends a request and waits for its reply, recording both.

@@ -108,6 +108,7 @@ fn class_of(kind: FaultKind, targets: &[String]) -> (FaultClass, bool) {
         KillLeader | KillServer => (FaultClass::Crash, false),
         PauseClient | PauseServer => (FaultClass::Pause, false),
         DropConnection | LoseReply | ExpireSession | ExpireAfterRead => (FaultClass::Connection, true),
+        FlapConnection => (FaultClass::Connection, false),
         DeleteRecipeDir => (FaultClass::Other, true),
         LatencySpike => (FaultClass::Other, false),
     }
@@ -182,6 +183,12 @@ pub fn spans(history: &History, end: Time) -> Vec<FaultSpan> {
             }
             FaultStep::End(by @ FaultEnd::RestoreLatency) => {
                 close(&mut out, &mut open, t, by.name(), &latency);
+                continue;
+            }
+            FaultStep::End(by @ FaultEnd::StopFlapping) => {
+                close(&mut out, &mut open, t, by.name(), &|s| {
+                    s.kind == FaultStep::Start(FaultKind::FlapConnection) && same_targets(s)
+                });
                 continue;
             }
             FaultStep::Start(k) => k,
