@@ -19,6 +19,7 @@ fn main() {
             client,
             session: Some(session),
             op,
+            background: false,
         });
         if let Some(t1) = t1 {
             h.events.push(Event::Complete {

@@ -211,6 +211,7 @@ fn history() -> impl Strategy<Value = History> {
                 client,
                 session: None,
                 op: op.clone(),
+                background: false,
             });
             *slot = Some((next_id, op, choice, n, err));
             next_id += 1;

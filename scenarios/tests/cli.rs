@@ -77,6 +77,7 @@ fn two_holders() -> History {
             client,
             session: None,
             op,
+            background: false,
         });
         h.events.push(Event::Complete {
             id,

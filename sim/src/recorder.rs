@@ -95,6 +95,7 @@ impl Recorder {
             client,
             session,
             op,
+            background: crate::runtime::in_background(),
         });
         id
     }

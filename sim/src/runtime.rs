@@ -2,7 +2,10 @@
 //! background tasks on the current node — so a recipe's cleanup work dies
 //! with its client node, as it would with a real process.
 
+use std::cell::Cell;
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use zkdst_recipes::runtime::{Clock, Spawn};
@@ -42,6 +45,33 @@ impl Clock for SimRuntime {
 impl Spawn for SimRuntime {
     fn spawn(&self, fut: impl Future<Output = ()> + Send + 'static) {
         // Detached: the JoinHandle is dropped; the task runs on this node.
-        drop(madsim::task::spawn(fut));
+        drop(madsim::task::spawn(Background(Box::pin(fut))));
+    }
+}
+
+thread_local! {
+    /// Set while a recipe's background task is being polled.
+    static IN_BACKGROUND: Cell<bool> = const { Cell::new(false) };
+}
+
+/// True while a task a recipe spawned (its cleanup, a hold's monitor, a
+/// watched value's reader) is running, rather than the call its client is
+/// making: the recorder marks what such a task sends, so that a check of
+/// one call (its retry budget) sees only that call's requests. madsim
+/// polls one task at a time on one thread, so the flag is exact.
+pub fn in_background() -> bool {
+    IN_BACKGROUND.with(Cell::get)
+}
+
+/// A recipe's background task: polled with [`in_background`] set.
+struct Background<F>(Pin<Box<F>>);
+
+impl<F: Future<Output = ()>> Future for Background<F> {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let was = IN_BACKGROUND.with(|b| b.replace(true));
+        let r = self.0.as_mut().poll(cx);
+        IN_BACKGROUND.with(|b| b.set(was));
+        r
     }
 }

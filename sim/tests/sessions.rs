@@ -6,10 +6,13 @@
 use std::time::Duration;
 
 use futures::FutureExt;
+use zkdst_checker::history::Op;
+use zkdst_recipes::runtime::Spawn;
 use zkdst_recipes::zk::{CreateMode, EventType, SessionState, ZkClient, ZkError, ANY_VERSION};
 use zkdst_sim::cluster::{Cluster, EnsembleConfig, NodeRef};
 use zkdst_sim::recorder::Recorder;
 use zkdst_sim::runner::run_seed;
+use zkdst_sim::runtime::SimRuntime;
 
 fn cfg() -> EnsembleConfig {
     EnsembleConfig {
@@ -204,11 +207,47 @@ async fn a_flapping_connection_fails_every_call_until_it_stops() {
     });
     let (failed, after, before, now) = h.await.unwrap();
     assert!(
-        failed.iter().all(|r| r.as_ref().err() == Some(&ZkError::ConnectionLoss)),
+        failed
+            .iter()
+            .all(|r| r.as_ref().err() == Some(&ZkError::ConnectionLoss)),
         "every call while flapping lost its connection: {failed:?}"
     );
     assert_eq!(after.unwrap(), b"0", "calls succeed once it stops");
     assert_eq!(before, now, "reconnects keep the session");
+    c.shutdown();
+}
+
+#[madsim::test]
+async fn calls_from_a_recipes_background_task_are_marked() {
+    let rec = Recorder::new();
+    let mut c = Cluster::start(cfg(), rec.clone(), 5);
+    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+    let h = c.spawn_client(1, 4000, |zk| async move {
+        assert!(zk.wait_connected(Duration::from_secs(10)).await);
+        zk.exists("/").await.unwrap();
+        let (tx, rx) = futures::channel::oneshot::channel();
+        let bg = zk.clone();
+        SimRuntime::new().spawn(async move {
+            bg.exists("/").await.unwrap();
+            let _ = tx.send(());
+        });
+        rx.await.unwrap();
+        zk.exists("/").await.unwrap();
+    });
+    h.await.unwrap();
+    let marks: Vec<bool> = rec
+        .history()
+        .operations()
+        .unwrap()
+        .iter()
+        .filter(|o| matches!(o.op, Op::Exists { .. }))
+        .map(|o| o.background)
+        .collect();
+    assert_eq!(
+        marks,
+        vec![false, true, false],
+        "only the spawned task's call is background"
+    );
     c.shutdown();
 }
 

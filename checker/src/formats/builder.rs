@@ -103,6 +103,7 @@ impl<'a> Builder<'a> {
             client,
             session: None,
             op,
+            background: false,
         });
         Ok(())
     }

@@ -71,7 +71,8 @@ fn event() -> impl Strategy<Value = Event> {
                 time,
                 client,
                 session,
-                op
+                op,
+                background: false,
             }
         ),
         (
@@ -142,6 +143,7 @@ fn sample() -> History {
                 data: Data::from("x"),
                 mode: CreateMode::EphemeralSequential,
             },
+            background: false,
         });
     }
     h

@@ -53,6 +53,11 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         session: Option<SessionId>,
         op: Op,
+        /// Sent by a recipe's background task (a cleanup, a hold's
+        /// monitor, a watched value's reader), not by the call the client
+        /// is making: only the simulator's recorder knows.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        background: bool,
     },
     /// The operation `id` returned.
     Complete {
@@ -156,6 +161,8 @@ pub struct Operation {
     /// `None` while pending: treat as unknown (may take effect at any time).
     pub outcome: Option<Outcome>,
     pub zxid: Option<Zxid>,
+    /// Sent by a recipe's background task (see [`Event::Invoke`]).
+    pub background: bool,
 }
 
 impl Operation {
@@ -208,6 +215,7 @@ impl History {
                     client,
                     session,
                     op,
+                    background,
                 } => {
                     if !index_of.insert(*id, ops.len()) {
                         return Err(HistoryError::DuplicateInvoke { index, id: *id });
@@ -221,6 +229,7 @@ impl History {
                         completed: None,
                         outcome: None,
                         zxid: None,
+                        background: *background,
                     });
                 }
                 Event::Complete {
@@ -295,6 +304,7 @@ mod tests {
                 data: Data::from("x"),
                 mode: CreateMode::EphemeralSequential,
             },
+            background: false,
         });
         h.events.push(Event::Complete {
             id: 1,
@@ -317,6 +327,7 @@ mod tests {
                 path: "/a".into(),
                 version: -1,
             },
+            background: false,
         });
         h.events.push(Event::Complete {
             id: 2,

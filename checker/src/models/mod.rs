@@ -205,6 +205,7 @@ mod tests {
             client: 0,
             session: None,
             op: put("b"),
+            background: false,
         });
         h.events.push(Event::Invoke {
             id: 2,
@@ -212,6 +213,7 @@ mod tests {
             client: 1,
             session: None,
             op: put("a"),
+            background: false,
         });
         h.events.push(Event::Invoke {
             id: 3,
@@ -219,6 +221,7 @@ mod tests {
             client: 2,
             session: None,
             op: put("a"),
+            background: false,
         });
         h.events.push(Event::Complete {
             id: 1,
@@ -259,6 +262,7 @@ mod tests {
             client: 0,
             session: None,
             op: Op::Sync { path: "/".into() },
+            background: false,
         });
         let err = partitions(&Register::cas(), &h).unwrap_err();
         assert!(matches!(err, ModelError::UnsupportedOp { id: 7, .. }), "{err}");

@@ -204,6 +204,7 @@ mod tests {
             completed: None,
             outcome: None,
             zxid: None,
+            background: false,
         };
         assert!(Register::plain().input(&op).is_err());
         assert!(Register::cas().input(&op).is_ok());

@@ -35,8 +35,20 @@ impl Builder {
             client,
             session,
             op,
+            background: false,
         });
         id
+    }
+
+    /// Marks op `id` as sent by a recipe's background task.
+    pub fn background(&mut self, id: OpId) {
+        for e in &mut self.h.events {
+            if let Event::Invoke { id: i, background, .. } = e {
+                if *i == id {
+                    *background = true;
+                }
+            }
+        }
     }
 
     pub fn complete(&mut self, id: OpId, t: u64, outcome: Outcome) {

@@ -27,6 +27,8 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use zkdst_checker::history::{Op, OpId, Outcome, Value};
 use zkdst_checker::properties::gave_up::GAVE_UP;
+use zkdst_checker::properties::needless_ambiguity::RETRY_MAX_ATTEMPTS;
+use zkdst_checker::properties::retry_budget::RETRY_BACKOFF_MS;
 use zkdst_model::Situation;
 use zkdst_recipes::ctx::Connect;
 use zkdst_recipes::retry::RetryPolicy;
@@ -159,15 +161,26 @@ impl Env {
         }
     }
 
+    /// A recipe context on `zk`, with the seed's retry budget. Records
+    /// the attempts the budget allows a request (`retry-budget-exceeded`
+    /// holds every call to it; an enqueue or take that answers Ambiguous
+    /// on a live session must have run out of them: `needless-ambiguity`).
     pub fn ctx(&self, zk: AnyClient) -> SimCtx {
         let ctx = Ctx::new(zk, SimRuntime::new());
-        match self.retry_attempts {
+        let ctx = match self.retry_attempts {
             Some(max_attempts) => ctx.with_retry(RetryPolicy {
                 max_attempts,
                 ..RetryPolicy::default()
             }),
             None => ctx,
-        }
+        };
+        let policy = ctx.retry_policy();
+        self.rec.set_meta(RETRY_MAX_ATTEMPTS, policy.max_attempts.to_string());
+        self.rec.set_meta(
+            RETRY_BACKOFF_MS,
+            format!("{}..{}", policy.initial_delay.as_millis(), policy.max_delay.as_millis()),
+        );
+        ctx
     }
 
     /// The workload may start another operation.

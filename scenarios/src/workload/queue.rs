@@ -11,7 +11,6 @@ use rand::Rng;
 use zkdst_checker::history::{Op, Value};
 use zkdst_checker::properties::liveness::DEQUEUE_WAIT_MS;
 use zkdst_checker::properties::missed_claim::NOTHING_TO_CLAIM;
-use zkdst_checker::properties::needless_ambiguity::RETRY_MAX_ATTEMPTS;
 use zkdst_checker::properties::queue::NOTHING_TO_TAKE;
 use zkdst_model::Situation;
 use zkdst_recipes::queue::{AtLeastOnceConsumer, AtMostOnceConsumer, Queue, QueueItem, Steps};
@@ -78,7 +77,6 @@ pub async fn client<S: Steps, M: Consume, L: Consume>(
 async fn produce<S: Steps>(mut env: Env, priority: bool, steps: S) {
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
-    retry_budget(&env, &ctx);
     let mut n = 0;
     while env.running() {
         env.renew(&mut zk, &mut ctx);
@@ -164,14 +162,6 @@ async fn give_back<T: Taken>(env: &mut Env, t: T) {
     }
 }
 
-/// Records the attempts the recipes' retry policy allows a request: an
-/// enqueue or take that answers Ambiguous on a live session must have
-/// run out of them (`needless-ambiguity`).
-fn retry_budget(env: &Env, ctx: &SimCtx) {
-    let attempts = ctx.retry_policy().max_attempts;
-    env.rec.set_meta(RETRY_MAX_ATTEMPTS, attempts.to_string());
-}
-
 /// Whether the queue is empty, asked as a draining application asks:
 /// `len()` or `is_empty()`, recorded (`QueueLen`: `queue-len-misreported`
 /// holds the answer to the call's own listing).
@@ -202,7 +192,6 @@ async fn consume<T: Consume>(mut env: Env, make: MakeConsumer<T>, none: &str) {
     env.rec.set_meta(DEQUEUE_WAIT_MS, TAKE_WAIT_MS[1].to_string());
     let mut zk = env.connect();
     let mut ctx = env.ctx(zk.clone());
-    retry_budget(&env, &ctx);
     let nprod = producers(&env) as i64;
     let drain_deadline = env.stop + Duration::from_millis(env.scenario.check.params.liveness_bound_ms / 2);
     loop {
