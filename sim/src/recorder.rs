@@ -80,6 +80,11 @@ impl Recorder {
         self.lock().history.meta.insert(key.to_string(), value.into());
     }
 
+    /// A meta value recorded so far.
+    pub fn meta(&self, key: &str) -> Option<String> {
+        self.lock().history.meta.get(key).cloned()
+    }
+
     pub fn invoke(&self, client: ClientId, session: Option<SessionId>, op: Op) -> OpId {
         let time = self.now_ns();
         let mut s = self.lock();

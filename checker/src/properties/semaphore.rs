@@ -32,6 +32,12 @@ pub(super) fn permits(h: &History, p: &Params) -> Option<u32> {
         .or_else(|| h.meta.get("permits").and_then(|s| s.trim().parse().ok()))
 }
 
+/// History meta: the fewest leases a client's semaphore said it allows
+/// (`max_leases()`). Leases beyond it break the semaphore's word to an
+/// application that sized its work by it, even within the permits it was
+/// built with.
+pub const REPORTED_MAX_LEASES: &str = "semaphore_max_leases";
+
 pub fn check(h: &History, p: &Params) -> CheckResult {
     with_operations(h, NAME, p, check_ops)
 }
@@ -43,6 +49,8 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         r.undecided("the number of permits is unknown (params.permits, or the history's meta \"permits\")");
         return r;
     };
+    let reported: Option<u32> = h.meta.get(REPORTED_MAX_LEASES).and_then(|v| v.trim().parse().ok());
+    let bound = reported.map_or(permits, |n| n.min(permits));
     let sessions = SessionIndex::new(h, ops);
     // Each client's returns of each semaphore, in the order of `ops`.
     let mut returns: BTreeMap<(ClientId, &str), Vec<&Operation>> = BTreeMap::new();
@@ -86,12 +94,16 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     for (t, d, id) in edges {
         held += d as i64;
         worst = worst.max(held);
-        if d > 0 && held > permits as i64 {
+        if d > 0 && held > bound as i64 {
+            let said = match reported {
+                Some(n) if n < permits => format!(", though the semaphore said max_leases() = {n}"),
+                _ => String::new(),
+            };
             r.violation(
                 Violation::new(
                     ViolationKind::TooManyLeases,
                     format!(
-                        "{held} leases definitely held at {} ms with {permits} permits (op {id})",
+                        "{held} leases definitely held at {} ms with {permits} permits{said} (op {id})",
                         t / 1_000_000
                     ),
                 )
@@ -144,6 +156,26 @@ mod tests {
         assert_eq!(r.verdict, Verdict::Violation);
         assert_eq!(r.violations[0].kind, "too-many-leases");
         assert_eq!(r.violations[0].times, vec![20 * MS]);
+    }
+
+    #[test]
+    fn leases_beyond_what_the_semaphore_said_it_allows_are_a_violation() {
+        let mut b = Builder::new();
+        b.ok(0, 10, 1, acquired(), Value::Unit);
+        b.ok(5, 20, 2, acquired(), Value::Unit);
+        b.ok(30, 31, 1, returned(), Value::Unit);
+        b.ok(40, 41, 2, returned(), Value::Unit);
+        let mut h = b.build();
+        h.meta.insert(REPORTED_MAX_LEASES.into(), "2".into());
+        assert_eq!(check(&h, &permits(2)).verdict, Verdict::Pass);
+        // max_leases() said 1: two leases at once break its word.
+        h.meta.insert(REPORTED_MAX_LEASES.into(), "1".into());
+        let r = check(&h, &permits(2));
+        assert_eq!(r.verdict, Verdict::Violation);
+        assert!(r.violations[0].explanation.contains("max_leases() = 1"), "{r:?}");
+        // Saying more than it was built with allows nothing more.
+        h.meta.insert(REPORTED_MAX_LEASES.into(), "3".into());
+        assert_eq!(check(&h, &permits(1)).verdict, Verdict::Violation);
     }
 
     #[test]

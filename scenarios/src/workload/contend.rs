@@ -34,6 +34,11 @@ pub trait Contend: Send + Sync + 'static {
     fn acquire(&self) -> impl Future<Output = RecipeResult<Self::Held>> + Send;
     /// Gives up after `limit` (`Ok(None)`): the acquire is cancelled.
     fn try_acquire_for(&self, limit: Duration) -> impl Future<Output = RecipeResult<Option<Self::Held>>> + Send;
+    /// How many holds the recipe says it allows at once (a semaphore's
+    /// `max_leases()`, as an application sizing its work would ask).
+    fn max_holds(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// A hold as the workload uses it.
@@ -93,6 +98,9 @@ impl<S: Steps> Contend for Semaphore<AnyClient, R, S> {
     }
     async fn try_acquire_for(&self, limit: Duration) -> RecipeResult<Option<Self::Held>> {
         Semaphore::try_acquire_for(self, limit).await
+    }
+    fn max_holds(&self) -> Option<u32> {
+        Some(Semaphore::max_leases(self))
     }
 }
 

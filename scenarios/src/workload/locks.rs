@@ -4,6 +4,7 @@
 //! hold, release (a tenth of the exclusive lock's holds are let go by
 //! dropping the guard, as a scope exit does). One recipe object per session, kept across acquires.
 
+use zkdst_checker::properties::semaphore::REPORTED_MAX_LEASES;
 use std::time::Duration;
 
 use futures::future::{select, Either};
@@ -257,6 +258,18 @@ pub async fn rwlock(mut env: Env) {
     }
 }
 
+/// Records the fewest leases any client's semaphore says it allows: the
+/// bound an application sizing its work by `max_leases()` relies on
+/// (`too-many-leases` holds the semaphore to it).
+fn reported_max_leases<L: Contend>(env: &Env, sem: &L) {
+    if let Some(n) = sem.max_holds() {
+        let fewest = env.rec.meta(REPORTED_MAX_LEASES).and_then(|v| v.parse::<u32>().ok());
+        if fewest.is_none_or(|f| n < f) {
+            env.rec.set_meta(REPORTED_MAX_LEASES, n.to_string());
+        }
+    }
+}
+
 /// Makes a client's semaphore on a session, with the scenario's permits.
 pub type MakeSemaphore<L> = fn(SimCtx, u32) -> RecipeResult<L>;
 
@@ -268,6 +281,7 @@ pub async fn semaphore<L: Contend>(mut env: Env, make: MakeSemaphore<L>) {
     let Ok(mut sem) = make(ctx.clone(), permits) else {
         return;
     };
+    reported_max_leases(&env, &sem);
     while env.running() {
         if zk.state().is_terminal() {
             env.renew(&mut zk, &mut ctx);
@@ -275,6 +289,7 @@ pub async fn semaphore<L: Contend>(mut env: Env, make: MakeSemaphore<L>) {
                 Ok(s) => s,
                 Err(_) => return,
             };
+            reported_max_leases(&env, &sem);
         }
         let id = env.invoke(Some(&zk), Op::Acquired { semaphore: SEM.into() });
         let acquired = match env.patience() {
