@@ -2,7 +2,9 @@
 //! `is_suspended()` tells the application to pause work that needs the
 //! lock: the promise (`suspended-misreported`) is that a hold not lost
 //! reads suspended while its client is Disconnected and held while it is
-//! connected. Each `HoldState` report is judged by its client's session
+//! connected, and that once the client knows its session ended the hold
+//! reads lost (no report, which is made only of a hold not lost). An
+//! at-least-once queue's claim makes the same promise to its processor. Each `HoldState` report is judged by its client's session
 //! events on the guard's session: the last one at least [`SETTLE`] before
 //! the report, with none since (the guard learns of a change a moment
 //! after the client records it).
@@ -40,6 +42,9 @@ pub fn check_into(ops: &[Operation], states: &SessionStates, r: &mut CheckResult
         let wrong = match state {
             SessionState::SyncConnected => *suspended,
             SessionState::Disconnected => !*suspended,
+            // A report is made only while the hold is not lost; once the
+            // client knows its session ended, the guard must say lost.
+            SessionState::Expired | SessionState::Closed => true,
             _ => false,
         };
         if !wrong {

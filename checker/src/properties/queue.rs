@@ -43,6 +43,7 @@ use std::collections::BTreeMap;
 
 use crate::history::{Data, History, Op, Operation, Outcome, Time, TxnRecord, Value};
 
+use super::client_states::SessionStates;
 use super::common::{connected_throughout, describe, has_commit_log, ok_value, succeeded, with_operations};
 use super::result::{ms, CheckResult, Violation};
 use super::ViolationKind;
@@ -141,6 +142,8 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
             Delivery::AtLeastOnce => super::missed_claim::check_claims(h, name, ops, &mut r),
         }
     }
+    // A claim follows its connection as a lock guard does.
+    super::hold_state::check_into(ops, &SessionStates::of(h), &mut r);
     r.figure("acknowledged_enqueues", acked as f64);
     r.figure("deliveries", delivered as f64);
     r

@@ -50,6 +50,11 @@ pub trait Taken: Send + 'static {
     /// The claim is gone (its session ended, or its node was deleted):
     /// another consumer may be processing the item.
     fn lost(&self) -> bool;
+    /// A claim not lost whose client is disconnected (`None`: no claim):
+    /// a processor pauses work that needs it.
+    fn suspended(&self) -> Option<bool> {
+        None
+    }
     fn complete(self) -> impl Future<Output = RecipeResult<()>> + Send;
     /// Gives a claimed item back for another consumer.
     fn abandon(self) -> impl Future<Output = ()> + Send;
@@ -117,6 +122,9 @@ impl<S: Steps> Taken for Claimed<AnyClient, R, S> {
     }
     fn lost(&self) -> bool {
         self.is_lost()
+    }
+    fn suspended(&self) -> Option<bool> {
+        Some(self.is_suspended())
     }
     async fn complete(self) -> RecipeResult<()> {
         Claimed::complete(self).await

@@ -140,6 +140,18 @@ async fn complete<T: Taken>(env: &mut Env, zk: &AnyClient, t: T) {
         env.exercised(Situation::QueueClaimLost);
         return;
     }
+    if let Some(suspended) = t.suspended() {
+        // What the claim said as the processor asked before finishing
+        // (`suspended-misreported` judges it by the client's connection).
+        env.report(
+            zk,
+            Op::HoldState {
+                lock: Q.into(),
+                token: t.item().czxid,
+                suspended,
+            },
+        );
+    }
     let item = String::from_utf8_lossy(&t.item().data).into_owned();
     let id = env.invoke(Some(zk), Op::Complete { queue: Q.into(), item });
     match t.complete().await {
