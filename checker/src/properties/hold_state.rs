@@ -120,7 +120,19 @@ mod tests {
     fn a_change_still_settling_is_not_judged() {
         // Asked in the same instant the client recorded the change.
         assert!(kinds(&history(SessionState::Disconnected, 10, false)).is_empty());
-        // Other states (expired: the hold is the session-lost checkers' business).
-        assert!(kinds(&history(SessionState::Expired, 20, false)).is_empty());
+        assert!(kinds(&history(SessionState::Expired, 10, false)).is_empty());
+    }
+
+    #[test]
+    fn a_hold_not_lost_after_its_client_knew_the_session_ended_fails() {
+        for state in [SessionState::Expired, SessionState::Closed] {
+            for suspended in [false, true] {
+                assert_eq!(
+                    kinds(&history(state, 20, suspended)),
+                    vec!["suspended-misreported"],
+                    "{state:?}, suspended={suspended}"
+                );
+            }
+        }
     }
 }
