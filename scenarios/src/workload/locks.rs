@@ -4,7 +4,6 @@
 //! hold, release (a tenth of the exclusive lock's holds are let go by
 //! dropping the guard, as a scope exit does). One recipe object per session, kept across acquires.
 
-use zkdst_checker::properties::semaphore::REPORTED_MAX_LEASES;
 use std::time::Duration;
 
 use futures::future::{select, Either};
@@ -12,6 +11,7 @@ use madsim::time::Instant;
 use rand::Rng;
 use zkdst_checker::history::{Op, OpId, Value};
 use zkdst_checker::properties::gave_up::RECIPE_CALLS;
+use zkdst_checker::properties::semaphore::REPORTED_MAX_LEASES;
 use zkdst_model::Situation;
 use zkdst_recipes::lock::RwLock;
 use zkdst_recipes::zk::ZkClient;
