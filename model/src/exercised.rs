@@ -70,6 +70,9 @@ crate::words! {
         RecipeDirDeleted = "recipe-dir-deleted",
         /// An at-least-once consumer found its claim lost before completing.
         QueueClaimLost = "queue.claim-lost",
+        /// A claim processed for long (`workload.long_hold`): 1.5 to 3
+        /// session timeouts of asking the claim.
+        QueueLongClaim = "queue.long-claim",
         /// An at-least-once consumer gave an item back with `abandon`.
         QueueClaimAbandoned = "queue.claim-abandoned",
         /// An at-least-once consumer dropped its claim without completing.

@@ -105,17 +105,17 @@ pub async fn run_plan(
             }
         }
     }
+    let end = t0 + Duration::from_millis(end_ms);
+    let now = madsim::time::Instant::now();
+    if end > now {
+        madsim::time::sleep(end - now).await;
+    }
     // The fault phase is over: no connection keeps flapping into the
     // liveness phase (the heal after it restores the rest).
     for u in undo.into_values() {
         if let Undo::StopFlapping(h) = u {
             h.stop_flapping();
         }
-    }
-    let end = t0 + Duration::from_millis(end_ms);
-    let now = madsim::time::Instant::now();
-    if end > now {
-        madsim::time::sleep(end - now).await;
     }
 }
 

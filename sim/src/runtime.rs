@@ -69,9 +69,16 @@ struct Background<F>(Pin<Box<F>>);
 impl<F: Future<Output = ()>> Future for Background<F> {
     type Output = ();
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let was = IN_BACKGROUND.with(|b| b.replace(true));
-        let r = self.0.as_mut().poll(cx);
-        IN_BACKGROUND.with(|b| b.set(was));
-        r
+        let _restore = Restore(IN_BACKGROUND.with(|b| b.replace(true)));
+        self.0.as_mut().poll(cx)
+    }
+}
+
+/// Puts the flag back as it was, even if the task's poll panics.
+struct Restore(bool);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        IN_BACKGROUND.with(|b| b.set(self.0));
     }
 }

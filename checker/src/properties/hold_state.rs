@@ -55,7 +55,7 @@ pub fn check_into(ops: &[Operation], states: &SessionStates, r: &mut CheckResult
             Violation::of_op_since(
                 ViolationKind::SuspendedMisreported,
                 format!(
-                    "lock {lock}: client {}'s guard (token {token}) said {said} at {}, but its session had been {state:?} since {}: {}",
+                    "hold {lock}: client {}'s guard (token {token}) said {said} at {}, but its session had been {state:?} since {}: {}",
                     o.client,
                     ms(o.invoked),
                     ms(since),

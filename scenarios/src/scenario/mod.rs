@@ -201,7 +201,8 @@ pub struct Workload {
     /// Lock: the share of holds that last 1.5 to 3 session timeouts
     /// (during the fault phase), writing every 50-300 ms while the guard
     /// says held: long enough for a holder's session to end, and its client
-    /// to hear so, mid-hold.
+    /// to hear so, mid-hold. At-least-once queue: the share of claims
+    /// processed that long, the processor asking its claim every 50-300 ms.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub long_hold: f64,
     /// Lock: what a holder does when its connection drops.

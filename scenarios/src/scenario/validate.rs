@@ -149,10 +149,11 @@ impl Scenario {
                 "applies to recipes \"lock\" and \"library-lock\" only".into(),
             ));
         }
-        if w.long_hold > 0.0 && !matches!(w.recipe, Recipe::Lock | Recipe::LibraryLock) {
+        let claims = w.recipe == Recipe::Queue && w.consumer == Consumer::AtLeastOnce;
+        if w.long_hold > 0.0 && !matches!(w.recipe, Recipe::Lock | Recipe::LibraryLock) && !claims {
             return Err(bad(
                 "workload.long_hold",
-                "applies to recipes \"lock\" and \"library-lock\" only".into(),
+                "applies to recipes \"lock\" and \"library-lock\", and to \"queue\" with consumer = \"at-least-once\", only".into(),
             ));
         }
         only("workload.lock_prefix", w.lock_prefix.is_some(), Recipe::LibraryLock)?;

@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use madsim::time::Instant;
+
 use rand::Rng;
 use zkdst_checker::history::{Op, Value};
 use zkdst_checker::properties::liveness::DEQUEUE_WAIT_MS;
@@ -140,9 +142,20 @@ async fn complete<T: Taken>(env: &mut Env, zk: &AnyClient, t: T) {
         env.exercised(Situation::QueueClaimLost);
         return;
     }
+    report_claim(env, zk, &t);
+    let item = String::from_utf8_lossy(&t.item().data).into_owned();
+    let id = env.invoke(Some(zk), Op::Complete { queue: Q.into(), item });
+    match t.complete().await {
+        Ok(()) => env.ok(id, Value::Unit),
+        Err(e @ (RecipeError::SessionLost | RecipeError::NodeGone(_))) => env.fail(id, &e.to_string()),
+        Err(e) => env.err(id, &e),
+    }
+}
+
+/// Records what a claim says as its processor asks it, before acting on
+/// it (`suspended-misreported` judges it by the client's connection).
+fn report_claim<T: Taken>(env: &mut Env, zk: &AnyClient, t: &T) {
     if let Some(suspended) = t.suspended() {
-        // What the claim said as the processor asked before finishing
-        // (`suspended-misreported` judges it by the client's connection).
         env.report(
             zk,
             Op::HoldState {
@@ -152,12 +165,24 @@ async fn complete<T: Taken>(env: &mut Env, zk: &AnyClient, t: T) {
             },
         );
     }
-    let item = String::from_utf8_lossy(&t.item().data).into_owned();
-    let id = env.invoke(Some(zk), Op::Complete { queue: Q.into(), item });
-    match t.complete().await {
-        Ok(()) => env.ok(id, Value::Unit),
-        Err(e @ (RecipeError::SessionLost | RecipeError::NodeGone(_))) => env.fail(id, &e.to_string()),
-        Err(e) => env.err(id, &e),
+}
+
+/// Processes a claimed item for long (`workload.long_hold`): 1.5 to 3
+/// session timeouts during the fault phase, asking the claim every
+/// 50-300 ms and stopping once it says lost — long enough for the claim's
+/// session to end, and its client to hear so, mid-processing.
+async fn process_long<T: Taken>(env: &mut Env, zk: &AnyClient, t: &T) {
+    let w = &env.scenario.workload;
+    let (share, heal) = (w.long_hold, env.stop - Duration::from_secs(w.liveness_s));
+    if share == 0.0 || !t.claimed() || Instant::now() >= heal || !env.rng.gen_bool(share) {
+        return;
+    }
+    env.exercised(Situation::QueueLongClaim);
+    let timeout = env.session_timeout_ms as u64;
+    let until = Instant::now() + Duration::from_millis(env.between([timeout * 3 / 2, timeout * 3]));
+    while Instant::now() < until.min(heal) && !t.lost() {
+        report_claim(env, zk, t);
+        madsim::time::sleep(Duration::from_millis(env.between([50, 300]))).await;
     }
 }
 
@@ -237,6 +262,9 @@ async fn consume<T: Consume>(mut env: Env, make: MakeConsumer<T>, none: &str) {
                 // At-most-once items are gone already: processing them is
                 // only worth simulating while the workload runs.
                 if running || t.claimed() {
+                    if running {
+                        process_long(&mut env, &zk, &t).await;
+                    }
                     env.hold().await;
                 }
                 if t.claimed() && running && !t.lost() && env.rng.gen_bool(GIVE_BACK) {

@@ -88,14 +88,15 @@ impl AnyClient {
     }
 
     /// Starts flap-connection (see `SimClient::flap_connection`); false for
-    /// a library's client, whose connection the simulator does not hold.
+    /// a library's client, whose connection the simulator does not hold,
+    /// and for a session already over (nothing left to flap).
     pub fn flap_connection(&self) -> bool {
         match self {
-            AnyClient::Sim(c) => {
+            AnyClient::Sim(c) if !c.state().is_terminal() => {
                 c.flap_connection();
                 true
             }
-            AnyClient::Library(_) => false,
+            _ => false,
         }
     }
 

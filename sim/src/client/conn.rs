@@ -56,9 +56,11 @@ pub enum Cmd {
     /// Fail the connection as the next read's reply arrives (the reply is
     /// delivered) and stay away until the session has expired.
     ExpireAfterNextRead,
-    /// While on, drop each connection as soon as a request has gone out on
-    /// it (a flapping link: every call fails with ConnectionLoss, applied
-    /// or not, and the client keeps reconnecting).
+    /// Starts (true) or ends (false) one flap: while any is on, drop each
+    /// connection as soon as a request has gone out on it (a flapping
+    /// link: every call fails with ConnectionLoss, applied or not, and the
+    /// client keeps reconnecting). Counted, so overlapping flaps each last
+    /// their own duration.
     Flap(bool),
     /// The handle was closed: end the session locally.
     Shutdown,
@@ -153,7 +155,7 @@ pub async fn run(shared: std::sync::Arc<Shared>, servers: Vec<ServerId>, cmds: m
         expire_after_next_read: false,
         stay_away: false,
         drop_now: false,
-        flapping: false,
+        flapping: 0,
     };
     let mut next = madsim::rand::thread_rng().gen_range(0..c.servers.len().max(1));
     let mut first = true;
@@ -199,8 +201,9 @@ struct Cnxn {
     /// The next reconnect waits out the session (expire-after-read).
     stay_away: bool,
     drop_now: bool,
-    /// Drop the connection once a request has gone out (flap-connection).
-    flapping: bool,
+    /// Flaps on: drop the connection once a request has gone out
+    /// (flap-connection).
+    flapping: u32,
 }
 
 impl Cnxn {
@@ -265,7 +268,7 @@ impl Cnxn {
         while let Some(call) = self.queued.pop_front() {
             self.send(&wtx, call);
         }
-        if resent && self.flapping {
+        if resent && self.flapping > 0 {
             return self.lost();
         }
         let t = self.timeout();
@@ -370,7 +373,7 @@ impl Cnxn {
                 match wtx {
                     Some(w) => {
                         self.send(w, call);
-                        self.drop_now |= self.flapping;
+                        self.drop_now |= self.flapping > 0;
                     }
                     None => self.queued.push_back(call),
                 }
@@ -391,7 +394,11 @@ impl Cnxn {
                 None
             }
             Cmd::Flap(on) => {
-                self.flapping = on;
+                self.flapping = if on {
+                    self.flapping.saturating_add(1)
+                } else {
+                    self.flapping.saturating_sub(1)
+                };
                 None
             }
             Cmd::Shutdown => Some(self.end(SessionState::Closed)),
