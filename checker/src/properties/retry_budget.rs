@@ -28,14 +28,13 @@ use crate::history::{ClientId, History, Op, Operation, Outcome, Time};
 
 use super::common::{by_client, describe, short_op};
 use super::needless_ambiguity::RETRY_MAX_ATTEMPTS;
+use super::result::{ms, CheckResult, Violation};
+use super::ViolationKind;
 
 /// History meta: the retry policy's backoff, `INITIAL..MAX` in ms (each
 /// delay doubles the one before, up to MAX). Absent: a call's retry runs
 /// are not judged.
 pub const RETRY_BACKOFF_MS: &str = "retry_backoff_ms";
-
-use super::result::{ms, CheckResult, Violation};
-use super::ViolationKind;
 
 /// How late after its delay a retry may be sent: madsim's timers fire at
 /// their instant, so only a poll's worth (a reconnect lands whole
@@ -43,8 +42,9 @@ use super::ViolationKind;
 const SLACK: Time = 100_000;
 
 /// Adds a `retry-budget-exceeded` violation to `r` for each enqueue that
-/// lost the replies of more multis than the history's retry budget.
-/// `ops`: every operation.
+/// lost the replies of more multis than the history's retry budget, and
+/// for each run of one call's retries longer than it. `ops`: every
+/// operation.
 pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
     let Some(budget) = h
         .meta
@@ -108,14 +108,17 @@ fn retry_runs_into(ops: &[Operation], budget: usize, delays: &[Time], r: &mut Ch
         let calls = calls.get(client).map(Vec::as_slice).unwrap_or_default();
         let mut i = 0;
         while i < requests.len() {
-            let call = call_of(calls, requests[i]);
+            // A request outside any call (the workload's own) is no retry.
+            let Some(call) = call_of(calls, requests[i]) else {
+                i += 1;
+                continue;
+            };
             let mut j = i + 1;
             while j < requests.len()
                 && retryable(requests[j - 1])
                 && requests[j].op == requests[i].op
                 && after_backoff(requests[j - 1], requests[j], delays)
-                && call.is_some()
-                && call_of(calls, requests[j]).map(|c| c.id) == call.map(|c| c.id)
+                && call_of(calls, requests[j]).is_some_and(|c| c.id == call.id)
             {
                 j += 1;
             }
@@ -123,7 +126,7 @@ fn retry_runs_into(ops: &[Operation], budget: usize, delays: &[Time], r: &mut Ch
             if run.len() > 1 {
                 runs += 1;
             }
-            if let (Some(call), true) = (call, run.len() > budget) {
+            if run.len() > budget {
                 r.violation(over_budget(*client, call, run, budget));
             }
             i = j;

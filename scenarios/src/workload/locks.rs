@@ -85,7 +85,7 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
                 if let Some(node) = guard.node(LOCK) {
                     env.report(&zk, node);
                 }
-                let until = long_hold(&mut env, heal);
+                let until = env.long_hold(heal, Situation::LockLongHold);
                 let writes = if until.is_some() {
                     u32::MAX
                 } else {
@@ -194,18 +194,6 @@ pub async fn lock<L: Contend>(mut env: Env, make: MakeLock<L>) {
         }
         env.think().await;
     }
-}
-
-/// When a hold drawn long (`workload.long_hold`) ends: 1.5 to 3 session
-/// timeouts from now. `None` for an ordinary hold, and after `heal`.
-fn long_hold(env: &mut Env, heal: Instant) -> Option<Instant> {
-    let share = env.scenario.workload.long_hold;
-    if share == 0.0 || Instant::now() >= heal || !env.rng.gen_bool(share) {
-        return None;
-    }
-    env.exercised(Situation::LockLongHold);
-    let t = env.session_timeout_ms as u64;
-    Some(Instant::now() + Duration::from_millis(env.between([t * 3 / 2, t * 3])))
 }
 
 pub async fn rwlock(mut env: Env) {

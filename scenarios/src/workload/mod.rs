@@ -183,6 +183,20 @@ impl Env {
         ctx
     }
 
+    /// When a hold drawn long (`workload.long_hold`: a lock hold, an
+    /// at-least-once claim's processing) ends: 1.5 to 3 session timeouts
+    /// from now, counted as `drawn`. `None` for an ordinary hold, and
+    /// after `heal`.
+    pub fn long_hold(&mut self, heal: Instant, drawn: Situation) -> Option<Instant> {
+        let share = self.scenario.workload.long_hold;
+        if share == 0.0 || Instant::now() >= heal || !self.rng.gen_bool(share) {
+            return None;
+        }
+        self.exercised(drawn);
+        let t = self.session_timeout_ms as u64;
+        Some(Instant::now() + Duration::from_millis(self.between([t * 3 / 2, t * 3])))
+    }
+
     /// The workload may start another operation.
     pub fn running(&self) -> bool {
         Instant::now() < self.stop && self.max_ops.is_none_or(|m| self.ops < m)

@@ -172,14 +172,13 @@ fn report_claim<T: Taken>(env: &mut Env, zk: &AnyClient, t: &T) {
 /// 50-300 ms and stopping once it says lost — long enough for the claim's
 /// session to end, and its client to hear so, mid-processing.
 async fn process_long<T: Taken>(env: &mut Env, zk: &AnyClient, t: &T) {
-    let w = &env.scenario.workload;
-    let (share, heal) = (w.long_hold, env.stop - Duration::from_secs(w.liveness_s));
-    if share == 0.0 || !t.claimed() || Instant::now() >= heal || !env.rng.gen_bool(share) {
+    if !t.claimed() {
         return;
     }
-    env.exercised(Situation::QueueLongClaim);
-    let timeout = env.session_timeout_ms as u64;
-    let until = Instant::now() + Duration::from_millis(env.between([timeout * 3 / 2, timeout * 3]));
+    let heal = env.stop - Duration::from_secs(env.scenario.workload.liveness_s);
+    let Some(until) = env.long_hold(heal, Situation::QueueLongClaim) else {
+        return;
+    };
     while Instant::now() < until.min(heal) && !t.lost() {
         report_claim(env, zk, t);
         madsim::time::sleep(Duration::from_millis(env.between([50, 300]))).await;
