@@ -70,6 +70,18 @@ codes! {
     ThrottledOp = -127, "ThrottledOp";
 }
 
+/// The names a history records for errors a client raises itself, before
+/// anything is sent (no `KeeperException.Code`): Java's client throws
+/// `IllegalArgumentException` for these two and refuses a closed handle.
+pub mod client_error {
+    /// A path `PathUtils.validatePath` refuses.
+    pub const INVALID_PATH: &str = "InvalidPath";
+    /// A bad argument other than the path (a TTL out of range, ...).
+    pub const INVALID_ARGUMENT: &str = "InvalidArgument";
+    /// A call on a closed handle.
+    pub const CLOSED: &str = "Closed";
+}
+
 impl std::fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} ({})", self.name(), self.as_i32())

@@ -17,7 +17,7 @@ mod stat;
 mod words;
 mod zxid;
 
-pub use code::ErrorCode;
+pub use code::{client_error, ErrorCode};
 pub use create_mode::CreateMode;
 pub use exercised::{Exercised, Situation, EXERCISED_NOTE};
 pub use fault::FaultKind;

@@ -127,6 +127,7 @@ kinds! {
     SessionTimeTravel = "session-time-travel": "A session saw an older zxid after a newer one: a client reconnected to a server behind its last seen zxid (ZooKeeper must refuse such connects).",
     SessionFifo = "session-fifo": "A session's writes were applied out of the order it sent them.",
     WriteOrder = "write-order": "A write that started after another finished got a smaller zxid: writes are not linearizable.",
+    PathValidation = "path-validation": "A client sent a path ZooKeeper's client refuses before sending (PathUtils.validatePath: empty, relative, `.`/`..` or empty components, a trailing `/`, NUL, control or reserved characters), or refused a valid one: its path validation differs from ZooKeeper 3.8's. A sequential create's path is checked with a `1` appended.",
     StaleAfterSync = "stale-after-sync": "A read after sync() missed a write completed before the sync. In ZooKeeper 3.8 sync is not a quorum op: a deposed leader can still serve this (ZOOKEEPER-1675).",
     ExpiryEphemerals = "expiry-ephemerals": EXPIRY_EPHEMERALS,
     EphemeralAfterClose = "ephemeral-after-close": EXPIRY_EPHEMERALS,

@@ -11,7 +11,9 @@
 //!   at its reply zxid (a follower may be behind: a stale read is legal),
 //!   and never reflects a write invoked after it returned;
 //! - `sync` then read sees every write completed before the sync;
-//! - an expired or closed session's ephemerals all go in its one close txn.
+//! - an expired or closed session's ephemerals all go in its one close txn;
+//! - the client refuses exactly the paths ZooKeeper's `PathUtils` refuses,
+//!   before sending them (`paths`).
 //!
 //! With Commit events, the commit stream is the truth and indeterminate
 //! (ConnectionLoss) writes are resolved against it. Without them, every
@@ -21,6 +23,7 @@
 
 mod compare;
 mod order;
+pub mod paths;
 mod replay;
 pub mod tree;
 
@@ -75,6 +78,7 @@ pub fn check_ops(history: &History, ops: &[Operation], _params: &Params) -> Chec
     order::sessions_monotonic(history, &by_id, &replayed.write_zxids, &mut r);
     order::no_reads_from_future(&by_id, &replayed.write_zxids, &commits, &mut r);
     order::sync_then_read(&by_id, &replayed.write_zxids, &mut r);
+    paths::client_validation(&ops, &mut r);
     r.figure("commits", commits.len() as f64);
     r.figure("checked_writes", replayed.checked_writes as f64);
     r.figure("checked_reads", replayed.checked_reads as f64);

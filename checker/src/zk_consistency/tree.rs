@@ -140,18 +140,10 @@ fn child_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-/// ZooKeeper's path syntax (PathUtils.validatePath), simplified to what a
-/// replay needs: absolute, no empty, `.` or `..` components, no trailing `/`.
+/// ZooKeeper's path syntax (`PathUtils.validatePath`): the server refuses
+/// a create of a path it breaks with BadArguments.
 pub fn valid_path(path: &str) -> bool {
-    if path == "/" {
-        return true;
-    }
-    if !path.starts_with('/') || path.ends_with('/') {
-        return false;
-    }
-    path[1..].split('/').all(|c| {
-        !c.is_empty() && c != "." && c != ".." && !c.chars().any(|ch| ch == '\0' || ('\u{1}'..='\u{1f}').contains(&ch))
-    })
+    super::paths::path_problem(path).is_none()
 }
 
 impl DataTree {
@@ -268,21 +260,25 @@ impl DataTree {
         session: SessionId,
         zxid: Zxid,
     ) -> Result<(Value, Option<TxnRecord>), &'static str> {
-        let probe = if mode.is_sequential() {
-            format!("{path}1")
-        } else {
-            path.to_string()
+        // PrepRequestProcessor.pRequest2TxnCreate's order: a path with no
+        // `/` or with a NUL is refused before the parent (everything before
+        // the last `/`; the root for `/` itself) is looked up; the full
+        // syntax check runs on the final name, after the sequence suffix.
+        // So `/` is NodeExists, and a sequential `/` a top-level node.
+        let slash = match path.rfind('/') {
+            Some(i) if !path.contains('\0') => i,
+            _ => return Err(code::BAD_ARGUMENTS),
         };
-        if !valid_path(&probe) || path == "/" {
-            return Err(code::BAD_ARGUMENTS);
-        }
-        let parent_path = parent_of(path).ok_or(code::BAD_ARGUMENTS)?;
+        let parent_path = if slash == 0 { "/" } else { &path[..slash] };
         let parent = self.nodes.get(parent_path).ok_or(code::NO_NODE)?;
         let name = if mode.is_sequential() {
             format!("{path}{:010}", parent.child_creates.wrapping_add(self.sequence_base))
         } else {
             path.to_string()
         };
+        if !valid_path(&name) {
+            return Err(code::BAD_ARGUMENTS);
+        }
         if self.nodes.contains_key(&name) {
             return Err(code::NODE_EXISTS);
         }

@@ -204,3 +204,30 @@ fn txn_replay_rejects_impossible_txns() {
         )
         .is_err());
 }
+
+#[test]
+fn creates_check_their_path_as_prep_request_processor_does() {
+    let mut t = DataTree::new();
+    t.apply_op(&create("/a", CreateMode::Persistent), 1, 1);
+    let code = |t: &mut DataTree, path: &str, mode, z| match t.apply_op(&create(path, mode), 1, z).unwrap().reply {
+        Value::Error { code, .. } => code,
+        Value::Created { path, .. } => format!("created {path}"),
+        v => panic!("{v:?}"),
+    };
+    // The root exists; a sequential root is a top-level node.
+    assert_eq!(code(&mut t, "/", CreateMode::Persistent, 2), "NodeExists");
+    assert_eq!(
+        code(&mut t, "/", CreateMode::PersistentSequential, 3),
+        "created /0000000001"
+    );
+    // The parent is looked up before the name's syntax is checked.
+    assert_eq!(code(&mut t, "/missing/x/", CreateMode::Persistent, 4), "NoNode");
+    assert_eq!(code(&mut t, "/a/", CreateMode::Persistent, 5), "BadArguments");
+    assert_eq!(code(&mut t, "/a/.", CreateMode::Persistent, 6), "BadArguments");
+    assert_eq!(code(&mut t, "/a/\u{7f}", CreateMode::Persistent, 7), "BadArguments");
+    assert_eq!(code(&mut t, "a", CreateMode::Persistent, 8), "BadArguments");
+    assert_eq!(
+        code(&mut t, "/a/.", CreateMode::PersistentSequential, 9),
+        "created /a/.0000000000"
+    );
+}

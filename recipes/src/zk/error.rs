@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use zkdst_model::ErrorCode;
+use zkdst_model::{client_error, ErrorCode};
 
 use super::path::PathError;
 
@@ -176,9 +176,9 @@ impl ZkError {
     pub fn name(&self) -> &'static str {
         match (self.keeper_code(), self) {
             (Some(code), _) => code.name(),
-            (None, ZkError::InvalidPath(_)) => "InvalidPath",
-            (None, ZkError::InvalidArgument(_)) => "InvalidArgument",
-            (None, _) => "Closed",
+            (None, ZkError::InvalidPath(_)) => client_error::INVALID_PATH,
+            (None, ZkError::InvalidArgument(_)) => client_error::INVALID_ARGUMENT,
+            (None, _) => client_error::CLOSED,
         }
     }
 

@@ -1,10 +1,12 @@
 //! The service alone: raw ZooKeeper calls (creates, conditional and blind
-//! writes, ephemerals, reads, syncs) for the ZooKeeper consistency checker.
+//! writes, ephemerals, reads, syncs, calls on odd paths) for the ZooKeeper
+//! consistency checker.
 //! The simulated client records every call itself.
 
 use rand::Rng;
-use zkdst_recipes::zk::{CreateMode, ZkClient};
+use zkdst_recipes::zk::{CreateMode, Op, ZkClient};
 
+use super::odd_paths::odd_path;
 use super::Env;
 
 pub async fn client(mut env: Env) {
@@ -17,7 +19,7 @@ pub async fn client(mut env: Env) {
         }
         env.ops += 1;
         let id = env.id;
-        match env.rng.gen_range(0..10) {
+        match env.rng.gen_range(0..11) {
             0..=2 => {
                 n += 1;
                 let _ = zk.create(&format!("/c{id}-{n}"), b"v", CreateMode::Persistent).await;
@@ -45,8 +47,33 @@ pub async fn client(mut env: Env) {
                     let _ = zk.get_children("/").await;
                 }
             }
-            _ => {
+            9 => {
                 let _ = zk.delete(&format!("/c{id}-{}", n.max(1)), -1).await;
+            }
+            _ => {
+                let path = odd_path(&mut env.rng);
+                let _ = match env.rng.gen_range(0..6) {
+                    0 => zk.create(&path, b"o", CreateMode::Persistent).await.map(drop),
+                    1 => zk.create(&path, b"o", CreateMode::PersistentSequential).await.map(drop),
+                    2 => zk.get_data(&path).await.map(drop),
+                    3 => zk.exists(&path).await.map(drop),
+                    4 => zk.get_children(&path).await.map(drop),
+                    _ => zk
+                        .multi(vec![
+                            Op::Check {
+                                path: "/shared".into(),
+                                version: -1,
+                            },
+                            Op::Create {
+                                path,
+                                data: b"o".to_vec(),
+                                mode: CreateMode::Persistent,
+                            },
+                        ])
+                        .await
+                        .map(drop)
+                        .map_err(|e| e.error),
+                };
             }
         }
         env.think().await;

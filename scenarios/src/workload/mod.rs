@@ -12,6 +12,7 @@ pub(crate) mod locks;
 pub(crate) mod membership;
 pub(crate) mod misc;
 mod new_session;
+mod odd_paths;
 mod partitioner;
 pub(crate) mod queue;
 pub(crate) mod revocable;

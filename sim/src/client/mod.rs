@@ -296,7 +296,7 @@ impl SimClient {
         );
         self.shared
             .recorder
-            .complete(id, self.shared.id, Outcome::Fail { error: e.to_string() }, None);
+            .complete(id, self.shared.id, Outcome::Fail { error: e.name().into() }, None);
         Err(e)
     }
 

@@ -347,3 +347,72 @@ fn sequential_names_and_error_replies_are_replayed() {
     let res = run(b);
     assert!(res.kinds().contains(&"write-result-mismatch"), "{res:#?}");
 }
+
+fn refused(b: &mut Builder, t: u64, op: Op) {
+    let id = b.invoke_s(t, 0, Some(A), op);
+    b.complete(
+        id,
+        t + 1,
+        Outcome::Fail {
+            error: zkdst_model::client_error::INVALID_PATH.into(),
+        },
+    );
+}
+
+#[test]
+fn bad_paths_refused_by_the_client_pass() {
+    let mut b = base();
+    refused(&mut b, 20, create("/a/..", "x"));
+    refused(&mut b, 22, get("/a/\u{7f}"));
+    refused(
+        &mut b,
+        24,
+        Op::Multi {
+            ops: vec![create("/b", "x"), create("//c", "x")],
+        },
+    );
+    let res = run(b);
+    assert_eq!(res.verdict, Verdict::Pass, "{res:#?}");
+}
+
+#[test]
+fn a_bad_path_sent_to_the_server_is_a_path_validation_violation() {
+    let mut b = base();
+    // The client let `/a/.` through; the server answered NoNode.
+    let r = b.invoke_s(20, 0, Some(A), get("/a/."));
+    b.complete_z(
+        r,
+        21,
+        ok(Value::Error {
+            code: "NoNode".into(),
+            results: vec![],
+        }),
+        Some(2),
+    );
+    let res = run(b);
+    assert_eq!(res.kinds(), vec!["path-validation"], "{res:#?}");
+    assert!(
+        res.violations[0]
+            .explanation
+            .contains("\"/a/.\": relative paths not allowed"),
+        "{res:#?}"
+    );
+}
+
+#[test]
+fn a_valid_path_refused_is_a_path_validation_violation() {
+    let mut b = base();
+    // `/p/` is a valid sequential prefix (`/p/1`), and `/a..` a valid name.
+    refused(
+        &mut b,
+        20,
+        Op::Create {
+            path: "/p/".into(),
+            data: Data::from("x"),
+            mode: CreateMode::PersistentSequential,
+        },
+    );
+    refused(&mut b, 22, get("/a.."));
+    let res = run(b);
+    assert_eq!(res.kinds(), vec!["path-validation", "path-validation"], "{res:#?}");
+}
