@@ -155,6 +155,11 @@ async fn within<T>(limit: Duration, fut: impl std::future::Future<Output = T>) -
     }
 }
 
+/// Java's `PathUtils` rules, before zookeeper-client sees the path: its own
+/// check (0.11.2) sends a trailing `.` or `..` component (`/a/.`) and
+/// characters outside the BMP, which Java's client refuses (the ensemble
+/// scenario's `path-validation` finds both through the wire when this
+/// check is taken out).
 fn check_path(path: &str, sequential: bool) -> ZkResult<()> {
     validate_path(path, sequential).map_err(ZkError::InvalidPath)
 }

@@ -5,10 +5,12 @@
 //! Java source, over UTF-16 units as Java sees a string: an oracle of their
 //! own, apart from the client's validator that they judge.
 
-use zkdst_model::client_error::INVALID_PATH;
+use zkdst_model::client_error::{INVALID_ARGUMENT, INVALID_PATH};
 
 use crate::history::{Op, Operation, Outcome};
 use crate::properties::{CheckResult, Violation, ViolationKind};
+
+use super::compare::short_op;
 
 /// Why `PathUtils.validatePath` refuses `path`, or `None` for a valid path.
 pub fn path_problem(path: &str) -> Option<String> {
@@ -82,8 +84,25 @@ fn paths_of(op: &Op) -> Vec<(&str, bool)> {
     }
 }
 
-/// A call naming a path the rules refuse must end `InvalidPath` without a
-/// reply; a call whose paths are all valid must not.
+/// `s` with the characters the rules refuse, and other controls, escaped: a
+/// report stays printable whatever path it quotes.
+fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            let u = c as u32;
+            if c.is_control() || (0xd800..=0xf8ff).contains(&u) || u >= 0xfff0 {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// A call naming a path the rules refuse must be refused by the client
+/// without a reply (`InvalidPath`; a library that calls it a bad argument
+/// refuses it too); a call whose paths are all valid must not be refused
+/// `InvalidPath`.
 pub fn client_validation(ops: &[Operation], r: &mut CheckResult) {
     for o in ops {
         let paths = paths_of(&o.op);
@@ -92,10 +111,15 @@ pub fn client_validation(ops: &[Operation], r: &mut CheckResult) {
         }
         let problem = paths
             .iter()
-            .find_map(|(p, seq)| client_refuses(p, *seq).map(|why| format!("{p:?}: {why}")));
-        let refused = matches!(&o.outcome, Some(Outcome::Fail { error }) if error == INVALID_PATH);
-        let explanation = match (&problem, refused) {
-            (Some(why), false) => {
+            .find_map(|(p, seq)| client_refuses(p, *seq).map(|why| format!("\"{}\": {why}", printable(p))));
+        let error = match &o.outcome {
+            Some(Outcome::Fail { error }) => error.as_str(),
+            _ => "",
+        };
+        let explanation = match &problem {
+            Some(_) if matches!(error, INVALID_PATH | INVALID_ARGUMENT) => continue,
+            None if error != INVALID_PATH => continue,
+            Some(why) => {
                 let outcome = match &o.outcome {
                     None => "never returned".to_string(),
                     Some(Outcome::Ok { .. }) => "was answered by a server".to_string(),
@@ -104,15 +128,14 @@ pub fn client_validation(ops: &[Operation], r: &mut CheckResult) {
                 format!(
                     "client {}'s {} names an invalid path ({why}) and {outcome}: the client must refuse it before sending (InvalidPath)",
                     o.client,
-                    super::compare::short_op(&o.op)
+                    printable(&short_op(&o.op))
                 )
             }
-            (None, true) => format!(
+            None => format!(
                 "client {}'s {} was refused InvalidPath, but every path it names is valid",
                 o.client,
-                super::compare::short_op(&o.op)
+                printable(&short_op(&o.op))
             ),
-            _ => continue,
         };
         r.violation(Violation::of_op(ViolationKind::PathValidation, explanation, o));
     }
