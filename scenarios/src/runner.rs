@@ -12,6 +12,7 @@ use zkdst_model::{Exercised, FaultKind, Situation};
 use serde::{Deserialize, Serialize};
 use zkdst_checker::history::History;
 use zkdst_checker::properties::{self, progress, CheckResult, Verdict, PARAMS_META_KEY};
+use zkdst_checker::zk_consistency::watches::{WATCH_EVENTS, WATCH_EVENTS_WIRE};
 use zkdst_sim::client::ClientKind;
 use zkdst_sim::cluster::{Cluster, EnsembleConfig};
 use zkdst_sim::recorder::{HistoryTap, Recorder};
@@ -247,7 +248,12 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan, tap: Arc<Mutex<
         );
     }
     let kind = match sc.client() {
-        Client::Sim => ClientKind::Sim,
+        Client::Sim => {
+            // The simulated client records each notification as it reads
+            // it off its connection, in order with the replies.
+            rec.set_meta(WATCH_EVENTS, WATCH_EVENTS_WIRE.to_string());
+            ClientKind::Sim
+        }
         Client::Wire => {
             let Some(library) = zkdst_sim::client::library::library() else {
                 return SimResult {

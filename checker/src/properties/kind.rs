@@ -128,6 +128,8 @@ kinds! {
     SessionFifo = "session-fifo": "A session's writes were applied out of the order it sent them.",
     WriteOrder = "write-order": "A write that started after another finished got a smaller zxid: writes are not linearizable.",
     PathValidation = "path-validation": "A client sent a path ZooKeeper's client refuses before sending (PathUtils.validatePath: empty, relative, `.`/`..` or empty components, a trailing `/`, NUL, control or reserved characters), or refused a valid one: its path validation differs from ZooKeeper 3.8's. A sequential create's path is checked with a `1` appended.",
+    WatchMissed = "watch-missed": "A client got a reply reflecting a change (a zxid at or past it) before the event of the one-shot watch that change fires: the watch was lost (not registered with the read, dropped by the server, not re-registered by SetWatches after a reconnect with the client's last zxid) or delivered after the reply. ZooKeeper promises the event first.",
+    WatchSpurious = "watch-spurious": "A client got a node event with no watch pending on that path (none set by a returned read, or already fired: one-shot watches fire once) or before any change of the path after the watch was set: the server fired a watch it did not hold, fired one twice, or fired on the wrong change.",
     StaleAfterSync = "stale-after-sync": "A read after sync() missed a write completed before the sync. In ZooKeeper 3.8 sync is not a quorum op: a deposed leader can still serve this (ZOOKEEPER-1675).",
     ExpiryEphemerals = "expiry-ephemerals": EXPIRY_EPHEMERALS,
     EphemeralAfterClose = "ephemeral-after-close": EXPIRY_EPHEMERALS,

@@ -31,6 +31,7 @@ pub const CHECKERS: &[(&str, OpsCheckFn)] = &[
     (replicas::NAME, |h, _ops, p| replicas::check(h, p)),
     (super::session_lost::NAME, super::session_lost::check_ops),
     (super::recipe_errors::NAME, super::recipe_errors::check_ops),
+    (zk_consistency::watches::NAME, zk_consistency::watches::check_ops),
 ];
 
 /// A checker name that is not registered.
@@ -119,6 +120,7 @@ mod tests {
             "replicas",
             "session-lost",
             "recipe-errors",
+            "watches",
         ];
         assert_eq!(names(), want);
         let h = History::new();

@@ -146,13 +146,22 @@ impl Builder {
     }
 
     pub fn watch(&mut self, t: u64, client: ClientId, event: &str, path: &str) {
+        self.watch_s(t, client, 0, event, path);
+    }
+
+    /// A node event on `session`'s connection.
+    pub fn watch_s(&mut self, t: u64, client: ClientId, session: SessionId, event: &str, path: &str) {
         self.h.events.push(Event::Watch {
             time: t * MS,
             client,
-            session: 0,
+            session,
             event: event.into(),
             path: Some(path.into()),
         });
+    }
+
+    pub fn meta(&mut self, key: &str, value: &str) {
+        self.h.meta.insert(key.into(), value.into());
     }
 
     /// The history with events sorted by time (stable), as a recorder emits.

@@ -13,7 +13,10 @@
 //! - `sync` then read sees every write completed before the sync;
 //! - an expired or closed session's ephemerals all go in its one close txn;
 //! - the client refuses exactly the paths ZooKeeper's `PathUtils` refuses,
-//!   before sending them (`paths`).
+//!   before sending them (`paths`);
+//! - a one-shot watch fires once, on the first change after it was set,
+//!   and its event comes before any reply that reflects that change: the
+//!   `watches` checker, run on every scenario's seeds.
 //!
 //! With Commit events, the commit stream is the truth and indeterminate
 //! (ConnectionLoss) writes are resolved against it. Without them, every
@@ -26,6 +29,7 @@ mod order;
 pub mod paths;
 mod replay;
 pub mod tree;
+pub mod watches;
 
 use std::collections::BTreeMap;
 

@@ -309,10 +309,11 @@ impl Default for Faults {
 }
 
 /// Checkers every scenario runs, whether or not its file lists them: the
-/// replicas agree, no recipe call says "session lost" of a live session, and
-/// none fails with bad data or an invalid argument
+/// replicas agree, no recipe call says "session lost" of a live session,
+/// none fails with bad data or an invalid argument, and the servers fire
+/// every one-shot watch the recipes set, once, in order with the replies
 /// (`progress` is run on every seed by the runner).
-pub const ALWAYS_CHECKED: [&str; 3] = ["replicas", "session-lost", "recipe-errors"];
+pub const ALWAYS_CHECKED: [&str; 4] = ["replicas", "session-lost", "recipe-errors", "watches"];
 
 /// The judges.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -106,7 +106,14 @@ fn a_scenario_without_checkers_is_judged_by_its_recipes_promises() {
     let s = Scenario::parse("name = \"x\"\n[workload]\nrecipe = \"semaphore\"\n", "x.toml").unwrap();
     assert_eq!(
         s.check.checkers,
-        ["semaphore", "liveness", "replicas", "session-lost", "recipe-errors"]
+        [
+            "semaphore",
+            "liveness",
+            "replicas",
+            "session-lost",
+            "recipe-errors",
+            "watches"
+        ]
     );
     let s = Scenario::parse(
         "name = \"x\"\n[workload]\nrecipe = \"lock\"\n[check]\nmin_progress = 2\n",
@@ -121,7 +128,8 @@ fn a_scenario_without_checkers_is_judged_by_its_recipes_promises() {
             "liveness",
             "replicas",
             "session-lost",
-            "recipe-errors"
+            "recipe-errors",
+            "watches"
         ]
     );
     let s = Scenario::parse(
@@ -129,7 +137,10 @@ fn a_scenario_without_checkers_is_judged_by_its_recipes_promises() {
         "x.toml",
     )
     .unwrap();
-    assert_eq!(s.check.checkers, ["mutex", "replicas", "session-lost", "recipe-errors"]);
+    assert_eq!(
+        s.check.checkers,
+        ["mutex", "replicas", "session-lost", "recipe-errors", "watches"]
+    );
 }
 
 #[test]

@@ -13,6 +13,7 @@ pub async fn client(mut env: Env) {
     let mut zk = env.connect();
     let _ = zk.create("/shared", b"0", CreateMode::Persistent).await;
     let mut n = 0u64;
+    let mut held = Vec::new();
     while env.running() {
         if zk.state().is_terminal() {
             zk = env.connect();
@@ -40,7 +41,32 @@ pub async fn client(mut env: Env) {
                     .await;
             }
             7 => {
-                let _ = zk.get_data("/shared").await;
+                // Watched reads, the handles held a while (SetWatches
+                // re-registers them after a reconnect) and then dropped:
+                // the `watches` checker judges every event the servers send.
+                match env.rng.gen_range(0..4) {
+                    0 => {
+                        let _ = zk.get_data("/shared").await;
+                    }
+                    1 => {
+                        if let Ok((_, _, w)) = zk.get_data_watch("/shared").await {
+                            held.push(w);
+                        }
+                    }
+                    2 => {
+                        if let Ok((_, w)) = zk.exists_watch(&format!("/c{id}-{}", n + 1)).await {
+                            held.push(w);
+                        }
+                    }
+                    _ => {
+                        if let Ok((_, _, w)) = zk.get_children_watch("/").await {
+                            held.push(w);
+                        }
+                    }
+                }
+                if held.len() > 8 {
+                    held.remove(0);
+                }
             }
             8 => {
                 if zk.sync("/").await.is_ok() {

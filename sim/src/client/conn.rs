@@ -15,12 +15,14 @@ use madsim::rand::Rng;
 use madsim::time::Instant;
 use zkdst_recipes::zk::{SessionState, ZkError, Zxid};
 
+use super::record;
 use super::watches::{ClientWatches, WatchKind};
 use super::Shared;
 use crate::net::{connect, Alarm, Receiver, Sender};
 use crate::proto::{Request, Response, ToClient, ToServer};
 use crate::server::node::client_addr;
 use crate::zab::ServerId;
+use zkdst_checker::history::OpId;
 
 /// A request's way back to its caller.
 pub type Reply = oneshot::Sender<Result<(Response, Zxid), ZkError>>;
@@ -433,7 +435,14 @@ impl Cnxn {
         if matches!(response, Response::CloseSession) {
             self.shared.set_state(SessionState::Closed);
         }
-        let _ = call.reply.send(Ok((response, zxid)));
+        // Recorded here, as the reply is read off the connection, so the
+        // history keeps the wire's order of replies and watch events.
+        let r = Ok((response, zxid));
+        let (outcome, zxid) = record::outcome_of(&r);
+        self.shared
+            .recorder
+            .complete(call.xid as OpId, self.shared.id, outcome, zxid);
+        let _ = call.reply.send(r);
     }
 
     /// A connection attempt failed: like ClientCnxn's cleanup, everything

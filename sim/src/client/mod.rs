@@ -246,8 +246,12 @@ impl SimClient {
             .recorder
             .invoke(self.shared.id, (session != 0).then_some(session), op);
         let result = self.send(id as i64, request, watch).await;
-        let (outcome, zxid) = record::outcome_of(&result);
-        self.shared.recorder.complete(id, self.shared.id, outcome, zxid);
+        // A reply was recorded by the connection as it read it; a call that
+        // got none is recorded as it ends.
+        if let Err(e) = &result {
+            let (outcome, zxid) = record::outcome_of(&Err(e.clone()));
+            self.shared.recorder.complete(id, self.shared.id, outcome, zxid);
+        }
         result
     }
 

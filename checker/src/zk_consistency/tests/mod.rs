@@ -7,6 +7,7 @@ use crate::properties::testkit::Builder;
 use crate::properties::Verdict;
 
 mod commit_stream;
+mod watches;
 
 const A: i64 = 0x100;
 const B: i64 = 0x200;
