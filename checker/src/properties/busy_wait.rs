@@ -6,8 +6,8 @@
 //! plus a little slack, is `busy-wait`: a watch never set or never waited
 //! on, a wait that returns at once. Only answered listings count: one that
 //! failed (ConnectionLoss) never reached the tree, and its retries are the
-//! retry policy's business, and neither does a listing sent the moment
-//! the client's own sync of that directory answered: that is a lookup for
+//! retry policy's business, and neither does a listing sent as the client's
+//! own sync of that directory answered: that is a lookup for
 //! the client's own node (`find_own`, as after an ambiguous create or in a
 //! background delete of an abandoned node), which a wait never makes.
 //! Judged on the recipe's own calls as the history records them, with the
@@ -27,6 +27,12 @@ use super::ViolationKind;
 /// Listings allowed beyond twice the wake-ups: the first, the last, and a
 /// change that raced a listing.
 const SLACK: usize = 4;
+
+/// How long after a reply a call the caller sends on reading it can be
+/// invoked: the client records the reply as it reads it off the
+/// connection, and its caller runs a few scheduler steps later, at the same
+/// instant as far as the network goes (a round trip takes milliseconds).
+const SENT_ON_REPLY_NS: Time = 10_000;
 
 /// The directory a path lies in ("" for the root, which no wait lists).
 fn parent(path: &str) -> &str {
@@ -81,10 +87,15 @@ pub fn check_into<'a>(
             _ => None,
         })
         .collect();
+    let after_sync = |o: &Operation, dir: &str| {
+        let from = o.invoked.saturating_sub(SENT_ON_REPLY_NS);
+        synced
+            .range((o.client, dir, from)..=(o.client, dir, o.invoked))
+            .next()
+            .is_some()
+    };
     let calls = by_client(ops.iter().filter(|o| match &o.op {
-        Op::GetChildren { path, .. } => {
-            ok_value(o).is_some() && !synced.contains(&(o.client, path.as_str(), o.invoked))
-        }
+        Op::GetChildren { path, .. } => ok_value(o).is_some() && !after_sync(o, path),
         _ => false,
     }));
     let count = |times: Option<&Vec<Time>>, from: Time, to: Time| {

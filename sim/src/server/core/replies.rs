@@ -20,8 +20,13 @@ impl ServerCore {
             c.state = ConnState::Open { session };
             if let Some(old) = self.session_conn.insert(session, conn) {
                 if old != conn {
-                    // The session moved to this connection: the old one is stale.
+                    // The session moved to this connection: the old one is
+                    // stale, and its watches go with it (ZooKeeper's watcher
+                    // is the connection: `closeSession` of the stale one
+                    // removes them). The client re-registers with SetWatches
+                    // what it still holds.
                     self.out.close.push(old);
+                    self.watches.remove_session(session);
                     if let Some(o) = self.conns.remove(&old) {
                         self.orphan_in_flight(session, o);
                     }
