@@ -16,7 +16,8 @@
 //!   before sending them (`paths`);
 //! - a one-shot watch fires once, on the first change after it was set,
 //!   and its event comes before any reply that reflects that change: the
-//!   `watches` checker, run on every scenario's seeds.
+//!   `watches` checker, run on every scenario's seeds, which also holds
+//!   each client's session states to transitions (`states`).
 //!
 //! With Commit events, the commit stream is the truth and indeterminate
 //! (ConnectionLoss) writes are resolved against it. Without them, every
@@ -28,6 +29,7 @@ mod compare;
 mod order;
 pub mod paths;
 mod replay;
+mod states;
 pub mod tree;
 pub mod watches;
 

@@ -131,10 +131,12 @@ fn watch_set_by(o: &Operation) -> Option<(&str, Class)> {
     }
 }
 
-/// Checks one-shot watch delivery (see the module doc); a pass with a note
-/// for histories recorded otherwise or without Commit events.
+/// Checks one-shot watch delivery (see the module doc; a pass with a note
+/// for histories recorded otherwise or without Commit events) and each
+/// client's session states (`states`).
 pub fn check_ops(h: &History, ops: &[Operation], _params: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
+    super::states::transitions(h, &mut r);
     // Divergent commits are zk-consistency's and replicas' to report.
     let commits = collect_commits(h, &mut CheckResult::new(NAME));
     one_shot(h, ops, &commits, &mut r);

@@ -171,9 +171,6 @@ impl StateWatchSender {
     pub fn send(&self, state: SessionState) -> bool {
         self.tx.unbounded_send(state).is_ok()
     }
-    pub fn is_closed(&self) -> bool {
-        self.tx.is_closed()
-    }
 }
 
 /// A client handle's session state and its [`StateWatch`] subscribers: what

@@ -166,3 +166,24 @@ fn a_session_end_clears_its_watches_and_other_recordings_are_not_judged() {
     assert_eq!(res.verdict, Verdict::Pass, "{res:#?}");
     assert!(res.notes.iter().any(|n| n.contains("not judged")), "{res:#?}");
 }
+
+#[test]
+fn session_states_are_transitions_and_end_for_ever() {
+    let mut b = watched();
+    b.session(17, 0, A, SessionState::Disconnected);
+    b.session(18, 0, A, SessionState::SyncConnected);
+    b.session(19, 0, A, SessionState::Disconnected);
+    b.session(20, 0, A, SessionState::Expired);
+    b.session(20, 1, B, SessionState::Disconnected);
+    let res = judge(b);
+    assert_eq!(res.verdict, Verdict::Pass, "{res:#?}");
+    let mut b = watched();
+    b.session(17, 0, A, SessionState::Disconnected);
+    b.session(18, 0, A, SessionState::Disconnected);
+    b.session(19, 0, A, SessionState::Expired);
+    b.session(20, 0, A, SessionState::Closed);
+    let res = judge(b);
+    assert_eq!(res.kinds(), vec!["session-transition", "session-transition"], "{res:#?}");
+    assert!(res.violations[0].explanation.contains("twice in a row"), "{res:#?}");
+    assert!(res.violations[1].explanation.contains("after its session had ended"), "{res:#?}");
+}
