@@ -215,6 +215,27 @@ impl Recorder {
         });
     }
 
+    /// The one-shot watches a client re-registered on a new connection.
+    pub fn set_watches(
+        &self,
+        client: ClientId,
+        session: SessionId,
+        relative_zxid: Zxid,
+        [data, exist, child]: [Vec<String>; 3],
+    ) {
+        let time = self.now_ns();
+        tracing::debug!(target: "zkdst::history", "set-watches since {relative_zxid:#x}: data {data:?} exist {exist:?} child {child:?}");
+        self.lock().history.events.push(Event::SetWatches {
+            time,
+            client,
+            session,
+            relative_zxid,
+            data,
+            exist,
+            child,
+        });
+    }
+
     pub fn note(&self, client: Option<ClientId>, text: impl Into<String>) {
         let time = self.now_ns();
         let text = text.into();

@@ -103,6 +103,25 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         path: Option<String>,
     },
+    /// A client re-registered its one-shot watches on a new connection
+    /// (ZooKeeper's SetWatches, sent before anything else on it): the
+    /// server fires at once for what changed since `relative_zxid` (the
+    /// last zxid the client saw) and holds the rest. A watch its
+    /// application dropped is not sent.
+    SetWatches {
+        time: Time,
+        client: ClientId,
+        session: SessionId,
+        relative_zxid: Zxid,
+        /// `getData` and `exists` watches on nodes that existed.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        data: Vec<String>,
+        /// `exists` watches on nodes that did not.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        exist: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        child: Vec<String>,
+    },
     /// One server's applied sequence compared with the canonical one
     /// (see `ReplicaCheck`): recorded on a disagreement, and once per
     /// server at the end (`final`). `chain` is the server's chain hash
@@ -142,6 +161,7 @@ impl Event {
             | Event::Fault(FaultEvent { time, .. })
             | Event::Session { time, .. }
             | Event::Watch { time, .. }
+            | Event::SetWatches { time, .. }
             | Event::Replica { time, .. }
             | Event::Note { time, .. } => *time,
         }

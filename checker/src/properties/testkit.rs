@@ -160,6 +160,11 @@ impl Builder {
         });
     }
 
+    /// Any event, as is.
+    pub fn push(&mut self, e: Event) {
+        self.h.events.push(e);
+    }
+
     pub fn meta(&mut self, key: &str, value: &str) {
         self.h.meta.insert(key.into(), value.into());
     }

@@ -12,12 +12,17 @@
 //! - no event comes without a watch pending on its path, and a change of
 //!   that path after the watch was set (**watch-spurious**).
 //!
-//! Across a reconnect a watch is judged for spuriousness only: the client
-//! re-registers with SetWatches only the watches its application still
-//! holds (a dropped handle is not re-registered: the simulated client and
-//! zookeeper-client both prune them), and the history does not record
-//! which ones it sent. An `exists` watch on a node created and deleted
-//! while disconnected is lost even when re-registered (documented).
+//! After a reconnect the client re-registers with SetWatches the watches
+//! its application still holds (a dropped handle is not re-registered:
+//! the simulated client and zookeeper-client both prune them), with the
+//! last zxid it saw; the server fires at once for what changed since, and
+//! holds the rest. The history records what was sent (`SetWatches`): a
+//! re-registered data or child watch is judged again from that zxid, one
+//! not sent is gone. Between the disconnection and SetWatches, and for an
+//! `exists` watch on a missing node (lost if the node is created and
+//! deleted while disconnected: documented), a watch is judged for
+//! spuriousness only; so is every watch of a history without SetWatches
+//! events past a disconnection.
 //!
 //! This needs the events as the client read them off its connection, in
 //! order with the replies: history meta [`WATCH_EVENTS`] = `"wire"` (the
@@ -106,8 +111,8 @@ struct Pending {
     read: OpId,
     client: crate::history::ClientId,
     zxid: Zxid,
-    /// Its session has been disconnected since it was set: it lives on
-    /// only if the client re-registered it (see the module doc).
+    /// Its session has been disconnected since it was set (or since it
+    /// was re-registered): judged for spuriousness only (module doc).
     disconnected: bool,
     /// The change that fires it: the first after `zxid`.
     fired_by: Option<(Zxid, Time)>,
@@ -164,6 +169,34 @@ fn one_shot(h: &History, ops: &[Operation], commits: &BTreeMap<Zxid, CommitInfo>
                 } else if *state == crate::history::SessionState::Disconnected {
                     for p in pending.entry(*session).or_default().values_mut() {
                         p.disconnected = true;
+                    }
+                }
+            }
+            Event::SetWatches {
+                session,
+                relative_zxid,
+                data,
+                exist,
+                child,
+                ..
+            } => {
+                // The server holds what the client re-registered, and fires
+                // at once for what changed since `relative_zxid`: from here
+                // a watch on a node that existed (data) or on children is
+                // judged again; an `exists` watch on a missing node stays
+                // judged for spuriousness only (created and deleted while
+                // disconnected, it is lost: documented).
+                let listed = |path: &String, class: Class, judged: bool| match class {
+                    Class::Data => data.contains(path) || (!judged && exist.contains(path)),
+                    Class::Child => child.contains(path),
+                };
+                let watches = pending.entry(*session).or_default();
+                watches.retain(|(path, class), _| listed(path, *class, false));
+                for ((path, class), p) in watches.iter_mut() {
+                    if listed(path, *class, true) {
+                        p.disconnected = false;
+                        p.zxid = *relative_zxid;
+                        p.fired_by = first_after(&triggers, &(path.clone(), *class), *relative_zxid);
                     }
                 }
             }

@@ -257,6 +257,11 @@ impl Cnxn {
         // Re-register watches, then send what waited.
         if !self.watches.is_empty() {
             let (data, exist, child, persistent, persistent_recursive) = self.watches.for_set_watches();
+            let session = self.shared.session_id();
+            let lists = [data.clone(), exist.clone(), child.clone()];
+            self.shared
+                .recorder
+                .set_watches(self.shared.id, session, self.last_zxid, lists);
             wtx.send(ToServer::SetWatches {
                 relative_zxid: self.last_zxid,
                 data,

@@ -183,7 +183,60 @@ fn session_states_are_transitions_and_end_for_ever() {
     b.session(19, 0, A, SessionState::Expired);
     b.session(20, 0, A, SessionState::Closed);
     let res = judge(b);
-    assert_eq!(res.kinds(), vec!["session-transition", "session-transition"], "{res:#?}");
+    assert_eq!(
+        res.kinds(),
+        vec!["session-transition", "session-transition"],
+        "{res:#?}"
+    );
     assert!(res.violations[0].explanation.contains("twice in a row"), "{res:#?}");
-    assert!(res.violations[1].explanation.contains("after its session had ended"), "{res:#?}");
+    assert!(
+        res.violations[1].explanation.contains("after its session had ended"),
+        "{res:#?}"
+    );
+}
+
+fn set_watches(b: &mut Builder, t: u64, relative_zxid: Zxid, data: &[&str], exist: &[&str]) {
+    b.push(Event::SetWatches {
+        time: t * crate::properties::NS_PER_MS,
+        client: 0,
+        session: A,
+        relative_zxid,
+        data: data.iter().map(|p| p.to_string()).collect(),
+        exist: exist.iter().map(|p| p.to_string()).collect(),
+        child: Vec::new(),
+    });
+}
+
+#[test]
+fn a_watch_re_registered_by_set_watches_is_judged_again() {
+    // Re-registered at zxid 2, then /a changes at 3: the event must come
+    // before a reply at zxid 3.
+    let mut b = watched();
+    b.session(17, 0, A, SessionState::Disconnected);
+    b.session(18, 0, A, SessionState::SyncConnected);
+    set_watches(&mut b, 18, 2, &["/a"], &[]);
+    change(&mut b);
+    read_after(&mut b, 23);
+    let res = judge(b);
+    assert_eq!(res.kinds(), vec!["watch-missed"], "{res:#?}");
+    // With the event (SetWatches fires at once for a change made while
+    // disconnected), it passes.
+    let mut b = watched();
+    b.session(17, 0, A, SessionState::Disconnected);
+    change(&mut b);
+    b.session(22, 0, A, SessionState::SyncConnected);
+    set_watches(&mut b, 22, 2, &["/a"], &[]);
+    b.watch_s(22, 0, A, "NodeDataChanged", "/a");
+    read_after(&mut b, 23);
+    let res = judge(b);
+    assert_eq!(res.verdict, Verdict::Pass, "{res:#?}");
+    // Not sent (the application dropped it): an event for it is spurious.
+    let mut b = watched();
+    b.session(17, 0, A, SessionState::Disconnected);
+    b.session(18, 0, A, SessionState::SyncConnected);
+    set_watches(&mut b, 18, 2, &[], &[]);
+    change(&mut b);
+    b.watch_s(22, 0, A, "NodeDataChanged", "/a");
+    let res = judge(b);
+    assert_eq!(res.kinds(), vec!["watch-spurious"], "{res:#?}");
 }
