@@ -173,26 +173,6 @@ pub fn sequence_after_prefix(name: &str, prefix: &str) -> Option<i32> {
     rest.parse::<i32>().ok()
 }
 
-/// The sequence number at the end of `name` when the prefix is unknown: the
-/// last ten characters, read as `%010d`. A name ending in `-` and ten digits
-/// is read as positive (use `sequence_after_prefix` where the counter may
-/// have wrapped).
-pub fn sequence_of(name: &str) -> Option<i32> {
-    if name.len() < 10 || !name.is_char_boundary(name.len() - 10) {
-        return None;
-    }
-    let tail = &name[name.len() - 10..];
-    let (neg, digits) = match tail.strip_prefix('-') {
-        Some(d) => (true, d),
-        None => (false, tail),
-    };
-    if !digits.bytes().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let n: i64 = digits.parse().ok()?;
-    i32::try_from(if neg { -n } else { n }).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -299,11 +279,6 @@ mod tests {
 
     #[test]
     fn sequence_numbers() {
-        assert_eq!(sequence_of("lock-0000000042"), Some(42));
-        assert_eq!(sequence_of("0000000005"), Some(5));
-        assert_eq!(sequence_of("lock-2147483647"), Some(i32::MAX));
-        assert_eq!(sequence_of("lock--000000005"), Some(-5));
-        assert_eq!(sequence_of("lock"), None);
         assert_eq!(sequence_after_prefix("lock--2147483648", "lock-"), Some(i32::MIN));
         assert_eq!(sequence_after_prefix("lock-0000000042", "lock-"), Some(42));
         assert_eq!(sequence_after_prefix("lock--000000005", "lock-"), Some(-5));
