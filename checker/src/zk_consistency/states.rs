@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::history::{ClientId, Event, History, SessionId, SessionState, Time};
-use crate::properties::{CheckResult, Violation, ViolationKind};
+use crate::properties::{ms, CheckResult, Violation, ViolationKind};
 
 pub fn transitions(h: &History, r: &mut CheckResult) {
     let mut last: BTreeMap<(ClientId, SessionId), (Time, SessionState)> = BTreeMap::new();
@@ -38,12 +38,12 @@ pub fn transitions(h: &History, r: &mut CheckResult) {
                 Violation::new(
                     ViolationKind::SessionTransition,
                     format!(
-                        "client {client} told session {session:#x} {} {why} ({} at {:.3} ms, {} at {:.3} ms)",
+                        "client {client} told session {session:#x} {} {why} ({} at {}, {} at {})",
                         state.name(),
                         before.name(),
-                        t0 as f64 / 1e6,
+                        ms(t0),
                         state.name(),
-                        *time as f64 / 1e6
+                        ms(*time)
                     ),
                 )
                 .clients([*client])

@@ -67,10 +67,7 @@ type Triggers = BTreeMap<(String, Class), Vec<(Zxid, Time)>>;
 
 fn triggers(commits: &BTreeMap<Zxid, CommitInfo>) -> Triggers {
     fn parent(path: &str) -> &str {
-        match path.rfind('/') {
-            Some(0) | None => "/",
-            Some(i) => &path[..i],
-        }
+        super::tree::parent_of(path).unwrap_or("/")
     }
     fn add(t: &mut Triggers, txn: &TxnRecord, at: (Zxid, Time)) {
         let mut fire = |path: &str, class| t.entry((path.to_string(), class)).or_default().push(at);
