@@ -4,13 +4,17 @@
 //! candidate node of the last listing of the election's directory the
 //! query made (the listing is itself checked against the servers' state by
 //! `zk-consistency`), and its epoch is that node's czxid by the commit log;
-//! no candidate there, no leader. A query whose answer disagrees with its own last listing is
+//! no candidate there, no leader. A listing answered NoNode counts: the
+//! directory is gone (deleted, or a container reaped), so nobody leads. A
+//! query whose answer disagrees with its own last listing is
 //! `leader-misreported`.
 //!
 //! Judged when the history records the query's listings and the servers'
 //! commit log; a query that made no listing is not judged.
 
 use std::collections::BTreeMap;
+
+use zkdst_model::ErrorCode;
 
 use crate::history::{History, Op, Operation, Value};
 
@@ -48,13 +52,16 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
             Value::Nil => None,
             _ => continue,
         };
-        // The query's last listing of the directory that returned children.
+        // The query's last listing of the directory that was answered:
+        // its children, or none when the directory was gone.
+        let no_children = Default::default();
         let Some((listing, children)) = calls[&q.client]
             .iter()
             .filter(|x| x.invoked >= q.invoked && x.completed.is_some_and(|t| t <= done))
             .filter(|x| matches!(&x.op, Op::GetChildren { path, .. } if path == election))
             .filter_map(|x| match ok_value(x) {
                 Some(Value::Children { children, .. }) => Some((x, children)),
+                Some(Value::Error { code, .. }) if code == ErrorCode::NoNode.name() => Some((x, &no_children)),
                 _ => None,
             })
             .max_by_key(|(x, _)| x.completed)
@@ -177,6 +184,45 @@ mod tests {
         assert!(asked(&[], Value::Nil).is_empty());
         // A name that is not a candidate node does not lead.
         assert!(asked(&["readme"], Value::Nil).is_empty());
+    }
+
+    /// As [`asked`], the query relisting after its first listing and
+    /// finding the directory gone (NoNode, 26–27 ms).
+    fn asked_then_gone(shown: &[&str], answer: Value) -> Vec<String> {
+        let mut b = Builder::new();
+        b.commit(
+            1,
+            5,
+            TxnRecord::Create {
+                path: format!("{DIR}/g1-n-0000000003"),
+                data: Default::default(),
+                ephemeral_owner: 7,
+                session: 7,
+            },
+        );
+        b.ok(21, 22, 1, list(), children(shown));
+        let gone = Value::Error {
+            code: "NoNode".into(),
+            results: vec![],
+        };
+        b.ok(26, 27, 1, list(), gone);
+        b.ok(20, 30, 1, query(), answer);
+        let h = b.build();
+        let ops = h.operations().unwrap();
+        let mut r = CheckResult::new("t");
+        check_into(&h, &ops, &mut r);
+        r.kinds().into_iter().map(String::from).collect()
+    }
+
+    #[test]
+    fn a_directory_gone_at_the_last_listing_means_nobody() {
+        // election seed 9260: the head's read found it gone, the relisting
+        // found the directory gone; "nobody" was right.
+        assert!(asked_then_gone(&["g1-n-0000000003"], Value::Nil).is_empty());
+        assert_eq!(
+            asked_then_gone(&["g1-n-0000000003"], Value::Token { token: 5 }),
+            vec!["leader-misreported"]
+        );
     }
 
     #[test]
