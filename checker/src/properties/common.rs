@@ -7,6 +7,8 @@ use crate::history::{
     ClientId, Event, History, Op, Operation, Outcome, SessionId, SessionState, Time, TxnRecord, Value, Zxid,
 };
 
+use zkdst_model::ErrorCode;
+
 use super::result::{ms, CheckResult};
 use super::Params;
 
@@ -41,6 +43,16 @@ pub fn ok_value(o: &Operation) -> Option<&Value> {
 pub fn error_text(o: &Operation) -> Option<&str> {
     match &o.outcome {
         Some(Outcome::Info { error }) | Some(Outcome::Fail { error }) => Some(error),
+        _ => None,
+    }
+}
+
+/// The names a listing's answer shows: its children, or none when the
+/// directory was gone (a NoNode reply). `None`: not a listing's answer.
+pub fn listed(v: &Value) -> Option<&[String]> {
+    match v {
+        Value::Children { children, .. } | Value::ChildNames { children } => Some(children),
+        Value::Error { code, .. } if code == ErrorCode::NoNode.name() => Some(&[]),
         _ => None,
     }
 }

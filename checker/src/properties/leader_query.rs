@@ -14,11 +14,9 @@
 
 use std::collections::BTreeMap;
 
-use zkdst_model::ErrorCode;
-
 use crate::history::{History, Op, Operation, Value};
 
-use super::common::{by_client, creates, describe, has_commit_log, ok_value};
+use super::common::{by_client, creates, describe, has_commit_log, listed, ok_value};
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
 
@@ -54,16 +52,11 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
         };
         // The query's last listing of the directory that was answered:
         // its children, or none when the directory was gone.
-        let no_children = Default::default();
         let Some((listing, children)) = calls[&q.client]
             .iter()
             .filter(|x| x.invoked >= q.invoked && x.completed.is_some_and(|t| t <= done))
             .filter(|x| matches!(&x.op, Op::GetChildren { path, .. } if path == election))
-            .filter_map(|x| match ok_value(x) {
-                Some(Value::Children { children, .. }) => Some((x, children)),
-                Some(Value::Error { code, .. }) if code == ErrorCode::NoNode.name() => Some((x, &no_children)),
-                _ => None,
-            })
+            .filter_map(|x| Some((x, listed(ok_value(x)?)?)))
             .max_by_key(|(x, _)| x.completed)
         else {
             continue;

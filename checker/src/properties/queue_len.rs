@@ -16,7 +16,7 @@ use crate::history::{History, Op, Operation, Value};
 
 use super::gave_up::RECIPE_CALLS;
 
-use super::common::{by_client, describe, ok_value};
+use super::common::{by_client, describe, listed, ok_value};
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
 
@@ -36,13 +36,7 @@ fn is_item(name: &str) -> bool {
 
 /// The items a listing answer shows (`None`: not a listing's answer).
 fn items_listed(v: &Value) -> Option<usize> {
-    match v {
-        Value::Children { children, .. } | Value::ChildNames { children } => {
-            Some(children.iter().filter(|c| is_item(c)).count())
-        }
-        Value::Error { code, .. } if code == "NoNode" => Some(0),
-        _ => None,
-    }
+    listed(v).map(|names| names.iter().filter(|c| is_item(c)).count())
 }
 
 /// Adds a `queue-len-misreported` violation to `r` for each `QueueLen` in

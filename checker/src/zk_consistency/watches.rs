@@ -183,14 +183,13 @@ fn one_shot(h: &History, ops: &[Operation], commits: &BTreeMap<Zxid, CommitInfo>
                 // judged again; an `exists` watch on a missing node stays
                 // judged for spuriousness only (created and deleted while
                 // disconnected, it is lost: documented).
-                let listed = |path: &String, class: Class, judged: bool| match class {
-                    Class::Data => data.contains(path) || (!judged && exist.contains(path)),
-                    Class::Child => child.contains(path),
-                };
                 let watches = pending.entry(*session).or_default();
-                watches.retain(|(path, class), _| listed(path, *class, false));
+                watches.retain(|(path, class), _| match class {
+                    Class::Data => data.contains(path) || exist.contains(path),
+                    Class::Child => child.contains(path),
+                });
                 for ((path, class), p) in watches.iter_mut() {
-                    if listed(path, *class, true) {
+                    if *class == Class::Child || data.contains(path) {
                         p.disconnected = false;
                         p.zxid = *relative_zxid;
                         p.fired_by = first_after(&triggers, &(path.clone(), *class), *relative_zxid);
