@@ -33,6 +33,11 @@ crate::words! {
         /// The leader expired the session of a client holding a lock, lease
         /// or leadership.
         ExpiryWhileHolding = "expiry-while-holding",
+        /// A create's reply was lost, its retry met NodeExists, and the
+        /// read that followed, to learn whose node it is, lost its
+        /// connection too: the recipe must decide with the node's owner
+        /// unknown.
+        FateReadLost = "fate-read-lost",
         /// Workers still in an operation past the liveness deadline.
         WorkersStuck = "workers-stuck",
         DiskSnapshots = "disk.snapshots",

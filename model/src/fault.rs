@@ -32,5 +32,11 @@ crate::words! {
         /// ConnectionLoss (applied or not), retries included, and each
         /// reconnect's first read with it.
         FlapConnection = "flap-connection",
+        /// A client's next write is applied and its reply lost; from the
+        /// next reply it reads (its retry's, typically) its connection
+        /// flaps for the fault's duration: a flaky link that comes back
+        /// for one answer, so the recipe learns the write's fate only by
+        /// reading it back, and that read fails.
+        LoseReplyThenFlap = "lose-reply-then-flap",
     }
 }

@@ -19,7 +19,8 @@ crate::words! {
         Resume = "resume",
         /// Link latency back to the default after a spike.
         RestoreLatency = "restore-latency",
-        /// A flapping client's connection left alone again.
+        /// A flapping client's connection left alone again (ends
+        /// flap-connection and lose-reply-then-flap).
         StopFlapping = "stop-flapping",
     }
 }

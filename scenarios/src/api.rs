@@ -88,6 +88,7 @@ pub fn fault_strategy(servers: u32, clients: u32) -> impl Strategy<Value = Fault
         client(clients).prop_map(|client| Fault::ExpireSession { client }),
         client(clients).prop_map(|client| Fault::ExpireAfterRead { client }),
         client(clients).prop_map(|client| Fault::FlapConnection { client }),
+        client(clients).prop_map(|client| Fault::LoseReplyThenFlap { client }),
         client(clients).prop_map(|c| Fault::Pause { node: Node::Client(c) }),
         server.clone().prop_map(|s| Fault::Pause { node: Node::Server(s) }),
         (client(clients), server.clone()).prop_map(|(client, s)| Fault::ClientCut {

@@ -40,6 +40,8 @@ enum Undo {
     /// The session handle whose connection flaps (not the client's current
     /// one at the undo: the workload may have renewed it meanwhile).
     StopFlapping(AnyClient),
+    /// The same, for lose-reply-then-flap.
+    StopFlappingAfterLoss(AnyClient),
 }
 
 /// madsim's default link latency, restored after a spike.
@@ -100,6 +102,7 @@ pub async fn run_plan(
                         Undo::Resume(n) => c.resume(n),
                         Undo::Latency => c.restore_latency(DEFAULT_LATENCY.0, DEFAULT_LATENCY.1),
                         Undo::StopFlapping(h) => h.stop_flapping(),
+                        Undo::StopFlappingAfterLoss(h) => h.stop_flapping_after_loss(),
                     }
                 }
             }
@@ -113,8 +116,10 @@ pub async fn run_plan(
     // The fault phase is over: no connection keeps flapping into the
     // liveness phase (the heal after it restores the rest).
     for u in undo.into_values() {
-        if let Undo::StopFlapping(h) = u {
-            h.stop_flapping();
+        match u {
+            Undo::StopFlapping(h) => h.stop_flapping(),
+            Undo::StopFlappingAfterLoss(h) => h.stop_flapping_after_loss(),
+            _ => {}
         }
     }
 }
@@ -237,6 +242,11 @@ fn apply(c: &mut Cluster, f: &Fault, duration_ms: u64, clients: &ClientRegistry)
             let h = clients.lock().unwrap_or_else(|e| e.into_inner()).get(client).cloned()?;
             // The client records the fault itself; a library's client cannot take it.
             h.flap_connection().then(|| Undo::StopFlapping(h.clone()))
+        }
+        Fault::LoseReplyThenFlap { client } => {
+            let h = clients.lock().unwrap_or_else(|e| e.into_inner()).get(client).cloned()?;
+            // The client records the fault itself; a library's client cannot take it.
+            h.lose_reply_then_flap().then(|| Undo::StopFlappingAfterLoss(h.clone()))
         }
         Fault::Pause { node } => {
             let n = node_ref(*node);

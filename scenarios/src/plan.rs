@@ -83,6 +83,10 @@ pub enum Fault {
     /// A client's connection drops as each request goes out on it, until
     /// the fault's duration is over: every call fails with ConnectionLoss.
     FlapConnection { client: u32 },
+    /// A client's next write is applied but its reply lost; from the next
+    /// reply it reads, its connection flaps until the fault's duration is
+    /// over: the write's retry is answered, the read of its fate fails.
+    LoseReplyThenFlap { client: u32 },
     /// A node paused (stop-the-world), resumed after the duration.
     Pause { node: Node },
     /// Every link's latency raised, restored after the duration.
@@ -110,6 +114,7 @@ impl Fault {
             Fault::ExpireSession { .. } => FaultKind::ExpireSession,
             Fault::ExpireAfterRead { .. } => FaultKind::ExpireAfterRead,
             Fault::FlapConnection { .. } => FaultKind::FlapConnection,
+            Fault::LoseReplyThenFlap { .. } => FaultKind::LoseReplyThenFlap,
             Fault::Pause { node: Node::Client(_) } => FaultKind::PauseClient,
             Fault::Pause { node: Node::Server(_) } => FaultKind::PauseServer,
             Fault::LatencySpike { .. } => FaultKind::LatencySpike,

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use zkdst_checker::history::{Event, History, Op, Operation, Outcome, Time, TxnRecord};
+use zkdst_checker::history::{ClientId, Event, History, Op, Operation, Outcome, Time, TxnRecord, Value};
 use zkdst_model::{Exercised, Situation};
 
 /// The counters of a run or a campaign, by [`Exercised`] name (kept in
@@ -136,6 +136,49 @@ pub fn analyse(h: &History, ops: &[Operation], stats: &mut Stats) {
         }
     }
     stats.add(Situation::SequenceWrapped, wrapped_creates(h));
+    stats.add(Situation::FateReadLost, fate_reads_lost(ops));
+}
+
+/// Creates whose reply was lost and whose retry (by the same client, on
+/// the same path) met NodeExists, then read back (`exists` or `getData`
+/// of that path) only to lose the reply again.
+fn fate_reads_lost(ops: &[Operation]) -> u64 {
+    // Per client: paths whose create was lost, and those whose retry then
+    // met NodeExists, awaiting the read of their fate.
+    let mut lost: BTreeMap<(ClientId, &str), bool> = BTreeMap::new();
+    let mut n = 0;
+    let mut ops: Vec<&Operation> = ops.iter().collect();
+    ops.sort_by_key(|o| (o.client, o.invoked, o.id));
+    for o in ops {
+        let indeterminate = matches!(o.outcome, Some(Outcome::Info { .. }));
+        match &o.op {
+            Op::Create { path, .. } => {
+                let exists = matches!(&o.outcome,
+                    Some(Outcome::Ok { value: Value::Error { code, .. } }) if code == "NodeExists");
+                let key = (o.client, path.as_str());
+                match lost.get(&key) {
+                    _ if indeterminate => {
+                        lost.insert(key, false);
+                    }
+                    Some(false) if exists => {
+                        lost.insert(key, true);
+                    }
+                    _ => {
+                        lost.remove(&key);
+                    }
+                }
+            }
+            Op::Exists { path, .. } | Op::GetData { path, .. } => {
+                let key = (o.client, path.as_str());
+                if lost.get(&key) == Some(&true) {
+                    lost.remove(&key);
+                    n += u64::from(indeterminate);
+                }
+            }
+            _ => {}
+        }
+    }
+    n
 }
 
 /// The parent of `path`.
@@ -207,5 +250,62 @@ mod tests {
         // A guid's last hex digits are not a sequence number.
         assert_eq!(sequence_of("/m/g03000100000000020000000000000007"), None);
         assert_eq!(sequence_of("/config"), None);
+    }
+
+    fn call(id: u64, client: u32, op: Op, outcome: Outcome) -> Operation {
+        Operation {
+            id,
+            client,
+            session: Some(1),
+            op,
+            invoked: id * 10,
+            completed: Some(id * 10 + 5),
+            outcome: Some(outcome),
+            zxid: None,
+            background: false,
+        }
+    }
+
+    #[test]
+    fn a_fate_read_counts_only_after_a_lost_create_and_its_retrys_node_exists() {
+        let create = |p: &str| Op::Create {
+            path: p.into(),
+            data: Default::default(),
+            mode: zkdst_checker::history::CreateMode::Ephemeral,
+        };
+        let exists = |p: &str| Op::Exists {
+            path: p.into(),
+            watch: false,
+        };
+        let lost = || Outcome::Info {
+            error: "ConnectionLoss".into(),
+        };
+        let node_exists = || Outcome::Ok {
+            value: Value::Error {
+                code: "NodeExists".into(),
+                results: vec![],
+            },
+        };
+        let ops = vec![
+            // Client 1: lost, NodeExists, read lost: counted.
+            call(1, 1, create("/c"), lost()),
+            call(2, 1, create("/c"), node_exists()),
+            call(3, 1, exists("/c"), lost()),
+            // A second lost read of the same fate is the same decision.
+            call(4, 1, exists("/c"), lost()),
+            // Client 2: NodeExists with no lost create first (another's
+            // node), then a lost read: not counted.
+            call(5, 2, create("/d"), node_exists()),
+            call(6, 2, exists("/d"), lost()),
+            // Client 3: the fate read answered: not counted.
+            call(7, 3, create("/e"), lost()),
+            call(8, 3, create("/e"), node_exists()),
+            call(9, 3, exists("/e"), Outcome::Ok { value: Value::Unit }),
+            // Client 4: another client's NodeExists does not arm client 4.
+            call(10, 4, create("/f"), lost()),
+            call(11, 5, create("/f"), node_exists()),
+            call(12, 4, exists("/f"), lost()),
+        ];
+        assert_eq!(fate_reads_lost(&ops), 1);
     }
 }

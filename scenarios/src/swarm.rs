@@ -162,6 +162,9 @@ fn swarm(scenario: &Scenario, seed: u64) -> Vec<TimedFault> {
             FaultKind::FlapConnection => Fault::FlapConnection {
                 client: pick(&mut rng, &clients),
             },
+            FaultKind::LoseReplyThenFlap => Fault::LoseReplyThenFlap {
+                client: pick(&mut rng, &clients),
+            },
             FaultKind::PauseClient => {
                 duration = if rng.gen_bool(0.5) {
                     timeout * 3 / 2 + range(&mut rng, [0, timeout])

@@ -218,6 +218,42 @@ async fn a_flapping_connection_fails_every_call_until_it_stops() {
 }
 
 #[madsim::test]
+async fn a_lost_reply_then_flap_answers_the_retry_and_fails_the_read_after_it() {
+    let mut c = Cluster::start(cfg(), Recorder::new(), 7);
+    c.wait_for_leader(Duration::from_secs(30)).await.expect("leader");
+    let h = c.spawn_client(1, 4000, |zk| async move {
+        assert!(zk.wait_connected(Duration::from_secs(10)).await);
+        let session = zk.session_id();
+        // Reads before the write are answered: only a lost write arms it.
+        zk.lose_reply_then_flap();
+        let before = zk.exists("/").await.map(|s| s.is_some());
+        let first = zk.create("/c", b"", CreateMode::Ephemeral).await.map(|(p, _)| p);
+        let retry = zk.create("/c", b"", CreateMode::Ephemeral).await.map(|(p, _)| p);
+        let mut fate = Vec::new();
+        for _ in 0..3 {
+            fate.push(zk.exists("/c").await.map(|s| s.map(|s| s.ephemeral_owner)));
+        }
+        zk.stop_flapping_after_loss();
+        let after = zk.exists("/c").await.map(|s| s.map(|s| s.ephemeral_owner));
+        (before, first, retry, fate, after, session)
+    });
+    let (before, first, retry, fate, after, session) = h.await.unwrap();
+    assert_eq!(before, Ok(true), "a read before the lost write is answered");
+    assert_eq!(first, Err(ZkError::ConnectionLoss), "the write's reply is lost");
+    assert_eq!(
+        retry,
+        Err(ZkError::NodeExists),
+        "the retry is answered: the write was applied"
+    );
+    assert!(
+        fate.iter().all(|r| r == &Err(ZkError::ConnectionLoss)),
+        "every read after the retry's answer fails while it flaps: {fate:?}"
+    );
+    assert_eq!(after, Ok(Some(session)), "once it ends, the read finds our node");
+    c.shutdown();
+}
+
+#[madsim::test]
 async fn calls_from_a_recipes_background_task_are_marked() {
     let rec = Recorder::new();
     let mut c = Cluster::start(cfg(), rec.clone(), 5);

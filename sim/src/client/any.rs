@@ -107,6 +107,25 @@ impl AnyClient {
         }
     }
 
+    /// Starts lose-reply-then-flap (see `SimClient::lose_reply_then_flap`);
+    /// false where flap-connection could not start.
+    pub fn lose_reply_then_flap(&self) -> bool {
+        match self {
+            AnyClient::Sim(c) if !c.state().is_terminal() => {
+                c.lose_reply_then_flap();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Ends lose-reply-then-flap.
+    pub fn stop_flapping_after_loss(&self) {
+        if let AnyClient::Sim(c) = self {
+            c.stop_flapping_after_loss()
+        }
+    }
+
     /// Waits until connected (or the session ended); false on timeout.
     pub async fn wait_connected(&self, within: Duration) -> bool {
         super::wait_connected(self, within).await

@@ -64,8 +64,25 @@ pub enum Cmd {
     /// client keeps reconnecting). Counted, so overlapping flaps each last
     /// their own duration.
     Flap(bool),
+    /// Starts (true) or ends (false) lose-reply-then-flap: lose the next
+    /// write's reply, then flap (as [`Cmd::Flap`]) from the next reply
+    /// read after it until the end. One at a time: a second start while
+    /// one is on only re-arms the lost reply.
+    LoseReplyThenFlap(bool),
     /// The handle was closed: end the session locally.
     Shutdown,
+}
+
+/// Where a lose-reply-then-flap stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FlapAfterLoss {
+    Off,
+    /// Waiting for the write whose reply is lost.
+    Armed,
+    /// The reply was lost: the next reply read starts the flap.
+    Lost,
+    /// Counted in `flapping` until the end.
+    Flapping,
 }
 
 /// A call not yet sent.
@@ -158,6 +175,7 @@ pub async fn run(shared: std::sync::Arc<Shared>, servers: Vec<ServerId>, cmds: m
         stay_away: false,
         drop_now: false,
         flapping: 0,
+        flap_after_loss: FlapAfterLoss::Off,
     };
     let mut next = madsim::rand::thread_rng().gen_range(0..c.servers.len().max(1));
     let mut first = true;
@@ -206,6 +224,7 @@ struct Cnxn {
     /// Flaps on: drop the connection once a request has gone out
     /// (flap-connection).
     flapping: u32,
+    flap_after_loss: FlapAfterLoss,
 }
 
 impl Cnxn {
@@ -331,6 +350,9 @@ impl Cnxn {
                             if self.lose_next_write_reply && call.is_write {
                                 // The server applied it; the reply is lost.
                                 self.lose_next_write_reply = false;
+                                if self.flap_after_loss == FlapAfterLoss::Armed {
+                                    self.flap_after_loss = FlapAfterLoss::Lost;
+                                }
                                 self.pending.push_front(call);
                                 return self.lost();
                             }
@@ -339,6 +361,11 @@ impl Cnxn {
                             }
                             let read = !call.is_write;
                             self.complete(call, response, zxid);
+                            if self.flap_after_loss == FlapAfterLoss::Lost {
+                                // The link answered once; now it flaps.
+                                self.flap_after_loss = FlapAfterLoss::Flapping;
+                                self.flapping = self.flapping.saturating_add(1);
+                            }
                             if self.shared.state() == SessionState::Closed {
                                 return self.end(SessionState::Closed);
                             }
@@ -406,6 +433,20 @@ impl Cnxn {
                 } else {
                     self.flapping.saturating_sub(1)
                 };
+                None
+            }
+            Cmd::LoseReplyThenFlap(true) => {
+                self.lose_next_write_reply = true;
+                if self.flap_after_loss == FlapAfterLoss::Off {
+                    self.flap_after_loss = FlapAfterLoss::Armed;
+                }
+                None
+            }
+            Cmd::LoseReplyThenFlap(false) => {
+                if self.flap_after_loss == FlapAfterLoss::Flapping {
+                    self.flapping = self.flapping.saturating_sub(1);
+                }
+                self.flap_after_loss = FlapAfterLoss::Off;
                 None
             }
             Cmd::Shutdown => Some(self.end(SessionState::Closed)),

@@ -226,6 +226,28 @@ impl SimClient {
         let _ = self.tx.unbounded_send(Cmd::Flap(true));
     }
 
+    /// Fault: the next write is applied and its reply lost; from the next
+    /// reply read after that, the connection flaps as under
+    /// [`SimClient::flap_connection`], until
+    /// [`SimClient::stop_flapping_after_loss`]. The retry of the write is
+    /// answered, and the read that would learn its fate fails.
+    pub fn lose_reply_then_flap(&self) {
+        self.shared.recorder.fault(
+            FaultKind::LoseReplyThenFlap,
+            vec![format!("client{}", self.shared.id)],
+            "the next write applies, its reply is lost; flapping from the next reply",
+        );
+        let _ = self.tx.unbounded_send(Cmd::LoseReplyThenFlap(true));
+    }
+
+    /// Ends [`SimClient::lose_reply_then_flap`].
+    pub fn stop_flapping_after_loss(&self) {
+        self.shared
+            .recorder
+            .fault(FaultEnd::StopFlapping, vec![format!("client{}", self.shared.id)], "");
+        let _ = self.tx.unbounded_send(Cmd::LoseReplyThenFlap(false));
+    }
+
     /// Ends [`SimClient::flap_connection`].
     pub fn stop_flapping(&self) {
         self.shared

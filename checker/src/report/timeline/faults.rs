@@ -108,7 +108,7 @@ fn class_of(kind: FaultKind, targets: &[String]) -> (FaultClass, bool) {
         KillLeader | KillServer => (FaultClass::Crash, false),
         PauseClient | PauseServer => (FaultClass::Pause, false),
         DropConnection | LoseReply | ExpireSession | ExpireAfterRead => (FaultClass::Connection, true),
-        FlapConnection => (FaultClass::Connection, false),
+        FlapConnection | LoseReplyThenFlap => (FaultClass::Connection, false),
         DeleteRecipeDir => (FaultClass::Other, true),
         LatencySpike => (FaultClass::Other, false),
     }
@@ -187,7 +187,8 @@ pub fn spans(history: &History, end: Time) -> Vec<FaultSpan> {
             }
             FaultStep::End(by @ FaultEnd::StopFlapping) => {
                 close(&mut out, &mut open, t, by.name(), &|s| {
-                    s.kind == FaultStep::Start(FaultKind::FlapConnection) && same_targets(s)
+                    let flaps = [FaultKind::FlapConnection, FaultKind::LoseReplyThenFlap];
+                    flaps.iter().any(|k| s.kind == FaultStep::Start(*k)) && same_targets(s)
                 });
                 continue;
             }
