@@ -9,7 +9,9 @@
 //! at some moment between its invocation and its completion. Each view is a
 //! state the group was in, views never go back, and a wait for a change
 //! keeps its word ([`super::group_view`]). A member acts on its standing
-//! only while its session is connected ([`super::member_act`]).
+//! only while its session is connected ([`super::member_act`]), and waits
+//! out another session's node of its id on a watch
+//! ([`super::member_polls`]).
 //!
 //! `config`: a client's `ConfigGet` versions never decrease; one version has
 //! one value; the last reads after the heal and after every set agree, on a
@@ -52,6 +54,7 @@ pub fn check_membership_ops(h: &History, ops: &[Operation], p: &Params) -> Check
         super::group_view::check_into(h, group, os, &mut r);
     }
     super::member_act::check_into(h, ops, &mut r);
+    super::member_polls::check_into(h, ops, &mut r);
     let Some(heal) = healed_at(h, p) else {
         r.undecided("the faults never healed: convergence is not required");
         return r;

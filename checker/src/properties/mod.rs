@@ -37,6 +37,7 @@ mod leader_query;
 pub mod leadership;
 pub mod liveness;
 mod member_act;
+mod member_polls;
 pub mod membership;
 pub mod missed_claim;
 pub mod mutex;
