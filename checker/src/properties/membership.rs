@@ -11,7 +11,8 @@
 //! keeps its word ([`super::group_view`]). A member acts on its standing
 //! only while its session is connected ([`super::member_act`]), and waits
 //! out another session's node of its id on a watch
-//! ([`super::member_polls`]).
+//! ([`super::member_polls`]), on the session it has unless something
+//! failed on it ([`super::member_session`]).
 //!
 //! `config`: a client's `ConfigGet` versions never decrease; one version has
 //! one value; the last reads after the heal and after every set agree, on a
@@ -55,6 +56,7 @@ pub fn check_membership_ops(h: &History, ops: &[Operation], p: &Params) -> Check
     }
     super::member_act::check_into(h, ops, &mut r);
     super::member_polls::check_into(h, ops, &mut r);
+    super::member_session::check_into(h, ops, &mut r);
     let Some(heal) = healed_at(h, p) else {
         r.undecided("the faults never healed: convergence is not required");
         return r;

@@ -38,6 +38,7 @@ pub mod leadership;
 pub mod liveness;
 mod member_act;
 mod member_polls;
+mod member_session;
 pub mod membership;
 pub mod missed_claim;
 pub mod mutex;
