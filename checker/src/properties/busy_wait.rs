@@ -24,10 +24,6 @@ use super::common::{by_client, describe, has_commit_log, ok_value, session_event
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
 
-/// Listings allowed beyond twice the wake-ups: the first, the last, and a
-/// change that raced a listing.
-const SLACK: usize = 4;
-
 /// How long after a reply a call the caller sends on reading it can be
 /// invoked: the client records the reply as it reads it off the
 /// connection, and its caller runs a few scheduler steps later, at the same
@@ -122,7 +118,7 @@ pub fn check_into<'a>(
         let session_events = count(session_times.get(&w.client), w.invoked, to);
         for (path, n) in per_dir {
             let wakeups = count(changes.get(path), w.invoked, to) + session_events;
-            if n > 2 * wakeups + SLACK {
+            if super::node_reads::polled(n, wakeups) {
                 r.violation(
                     Violation::new(
                         ViolationKind::BusyWait,

@@ -12,51 +12,12 @@
 //! promise, but it loads the ensemble in proportion to its holders and its
 //! hold times, as a waiter that polls does ([`super::busy_wait`]).
 
-use std::collections::BTreeMap;
+use crate::history::{History, Op, Operation, Time};
 
-use crate::history::{History, Op, Operation, Time, TxnRecord, Value};
-
-use super::common::{by_client, describe, has_commit_log, ok_value, session_event_times};
+use super::common::{by_client, describe, has_commit_log, session_event_times};
+use super::node_reads::{answered_and_failed, node_lives, polled, read_path, NodeLife};
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
-
-/// Reads allowed beyond twice the wake-ups: the first arm, a change that
-/// raced a read, a reconnect's re-read.
-const SLACK: usize = 4;
-
-/// Commit times of each path's data changes, and of its deletion.
-#[derive(Default)]
-struct NodeLife {
-    sets: Vec<Time>,
-    deleted: Option<Time>,
-}
-
-fn node_lives(h: &History) -> BTreeMap<&str, NodeLife> {
-    let mut out: BTreeMap<&str, NodeLife> = BTreeMap::new();
-    for (t, _, txn) in h.committed_parts() {
-        match txn {
-            TxnRecord::SetData { path, .. } => out.entry(path.as_str()).or_default().sets.push(t),
-            TxnRecord::Delete { path } => {
-                out.entry(path.as_str()).or_default().deleted.get_or_insert(t);
-            }
-            TxnRecord::CloseSession { deleted, .. } => {
-                for p in deleted {
-                    out.entry(p.as_str()).or_default().deleted.get_or_insert(t);
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// The path a read names, for reads of one node.
-fn read_path(o: &Operation) -> Option<&str> {
-    match &o.op {
-        Op::GetData { path, .. } | Op::Exists { path, .. } => Some(path),
-        _ => None,
-    }
-}
 
 /// Adds a `hold-polls` violation to `r` for each `HoldNode` report whose
 /// holder read that node more often than anything could have made it.
@@ -80,7 +41,7 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
         let life = lives.get(path.as_str()).unwrap_or(&none);
         // The hold ends, for its node, when the node goes; a node gone
         // before the report is another checker's business.
-        let to = life.deleted.unwrap_or(Time::MAX);
+        let to = life.deleted.first().copied().unwrap_or(Time::MAX);
         if to < from {
             continue;
         }
@@ -97,15 +58,11 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
             })
             .collect();
         // An error reply (NoNode) is a failed read: the holder re-arms.
-        let answered = of_node
-            .iter()
-            .filter(|o| ok_value(o).is_some_and(|v| !matches!(v, Value::Error { .. })))
-            .count();
-        let failed = of_node.len() - answered;
+        let (answered, failed) = answered_and_failed(&of_node);
         let within = |ts: &[Time]| ts.iter().filter(|t| (from..to).contains(*t)).count();
         let sessions = session_times.get(&report.client).map_or(0, |ts| within(ts));
         let wakeups = 1 + within(&life.sets) + sessions + failed;
-        if answered > 2 * wakeups + SLACK {
+        if polled(answered, wakeups) {
             r.violation(
                 Violation::new(
                     ViolationKind::HoldPolls,
@@ -126,7 +83,7 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{Data, SessionState, Stat};
+    use crate::history::{Data, SessionState, Stat, TxnRecord, Value};
     use crate::properties::testkit::{kinds_found, Builder};
 
     const NODE: &str = "/l/g-lock-0000000003";

@@ -10,42 +10,12 @@
 //! view goes wrong, but a member held off for a session timeout sends
 //! requests as fast as the ensemble answers them.
 
-use std::collections::BTreeMap;
+use crate::history::{History, Op, Operation, Time};
 
-use crate::history::{History, Op, Operation, Time, TxnRecord, Value};
-
-use super::common::{by_client, describe, has_commit_log, ok_value, session_event_times};
+use super::common::{by_client, describe, has_commit_log, session_event_times};
+use super::node_reads::{answered_and_failed, node_lives, polled, read_path, NodeLife};
 use super::result::{CheckResult, Violation};
 use super::ViolationKind;
-
-/// Reads allowed beyond twice the wake-ups: a change that raced a try, a
-/// reconnect's re-check.
-const SLACK: usize = 4;
-
-/// Commit times of every change to each path: created, set, deleted.
-fn node_changes(h: &History) -> BTreeMap<&str, Vec<Time>> {
-    let mut out: BTreeMap<&str, Vec<Time>> = BTreeMap::new();
-    for (t, _, txn) in h.committed_parts() {
-        match txn {
-            TxnRecord::Create { path, .. } | TxnRecord::SetData { path, .. } | TxnRecord::Delete { path } => {
-                out.entry(path.as_str()).or_default().push(t)
-            }
-            TxnRecord::CloseSession { deleted, .. } => {
-                deleted.iter().for_each(|p| out.entry(p.as_str()).or_default().push(t))
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// The path a read names, for reads of one node.
-fn read_path(o: &Operation) -> Option<&str> {
-    match &o.op {
-        Op::GetData { path, .. } | Op::Exists { path, .. } => Some(path),
-        _ => None,
-    }
-}
 
 /// Adds a `member-polls` violation to `r` for each `Join` whose member read
 /// its id's node more often than anything could have made it.
@@ -53,10 +23,10 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
     if !has_commit_log(h) {
         return;
     }
-    let changes = node_changes(h);
+    let lives = node_lives(h);
     let session_times = session_event_times(h);
     let reads = by_client(ops.iter().filter(|o| read_path(o).is_some()));
-    let no_changes = Vec::new();
+    let none = NodeLife::default();
     let mut judged = 0u64;
     for join in ops {
         let Op::Join { group, member } = &join.op else {
@@ -84,16 +54,12 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
             .filter(|o| read_path(o) == Some(path.as_str()) && (from..to).contains(&o.invoked))
             .collect();
         // An error reply is a failed read: the member tries again.
-        let answered = of_node
-            .iter()
-            .filter(|o| ok_value(o).is_some_and(|v| !matches!(v, Value::Error { .. })))
-            .count();
-        let failed = of_node.len() - answered;
+        let (answered, failed) = answered_and_failed(&of_node);
         let within = |ts: &[Time]| ts.iter().filter(|t| (from..to).contains(*t)).count();
         let sessions = session_times.get(&join.client).map_or(0, |ts| within(ts));
-        let commits = within(changes.get(path.as_str()).unwrap_or(&no_changes));
+        let commits = lives.get(path.as_str()).unwrap_or(&none).changes_within(&(from..to));
         let wakeups = 1 + commits + sessions + failed;
-        if answered > 2 * wakeups + SLACK {
+        if polled(answered, wakeups) {
             r.violation(
                 Violation::new(
                     ViolationKind::MemberPolls,
@@ -114,7 +80,7 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{Data, SessionState, Stat};
+    use crate::history::{Data, SessionState, Stat, TxnRecord, Value};
     use crate::properties::testkit::{kinds_found, Builder};
 
     const NODE: &str = "/groups/g/m1";

@@ -43,6 +43,7 @@ pub mod membership;
 pub mod missed_claim;
 pub mod mutex;
 pub mod needless_ambiguity;
+mod node_reads;
 pub mod progress;
 pub mod queue;
 pub mod queue_len;
