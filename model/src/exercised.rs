@@ -73,6 +73,9 @@ crate::words! {
         RevokeHonoured = "revoke-honoured",
         RevokeRequested = "revoke-requested",
         RecipeDirDeleted = "recipe-dir-deleted",
+        /// The leader deleted an emptied container (a recipe's directory
+        /// created with container parents).
+        ContainerReaped = "container-reaped",
         /// An at-least-once consumer found its claim lost before completing.
         QueueClaimLost = "queue.claim-lost",
         /// A claim processed for long (`workload.long_hold`): 1.5 to 3

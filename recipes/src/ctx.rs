@@ -9,7 +9,7 @@ use crate::error::{RecipeError, RecipeResult};
 use crate::guid::Guid;
 use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
-use crate::zk::{SessionId, ZkClient, ZkResult};
+use crate::zk::{CreateMode, SessionId, ZkClient, ZkResult};
 
 /// A session handle plus what recipes need around it.
 ///
@@ -22,6 +22,7 @@ pub struct Ctx<C, R> {
     client: C,
     rt: R,
     retry: RetryPolicy,
+    parents: CreateMode,
     guids: Arc<AtomicU64>,
 }
 
@@ -31,6 +32,7 @@ impl<C: ZkClient, R: Runtime> Ctx<C, R> {
             client,
             rt,
             retry: RetryPolicy::default(),
+            parents: CreateMode::Persistent,
             guids: Arc::new(AtomicU64::new(0)),
         }
     }
@@ -41,6 +43,16 @@ impl<C: ZkClient, R: Runtime> Ctx<C, R> {
         self
     }
 
+    /// Creates the recipes' directories as containers (Curator's
+    /// `creatingParentContainersIfNeeded`): the leader deletes one once
+    /// it has had children and has none left, so an idle recipe leaves no
+    /// nodes behind, and every recipe must recreate its directory when a
+    /// create under it answers NoNode.
+    pub fn with_container_parents(mut self) -> Self {
+        self.parents = CreateMode::Container;
+        self
+    }
+
     /// A context for a new session handle (after the old one expired) that
     /// keeps this context's runtime, retry policy and guid counter.
     pub fn with_client(&self, client: C) -> Self {
@@ -48,6 +60,7 @@ impl<C: ZkClient, R: Runtime> Ctx<C, R> {
             client,
             rt: self.rt.clone(),
             retry: self.retry,
+            parents: self.parents,
             guids: Arc::clone(&self.guids),
         }
     }
@@ -62,6 +75,12 @@ impl<C: ZkClient, R: Runtime> Ctx<C, R> {
 
     pub fn retry_policy(&self) -> RetryPolicy {
         self.retry
+    }
+
+    /// How `nodes::create_all` creates a missing directory: persistent, or
+    /// a container ([`Ctx::with_container_parents`]).
+    pub fn parent_mode(&self) -> CreateMode {
+        self.parents
     }
 
     /// The session id, waiting for the first connection if there is none

@@ -11,8 +11,10 @@ use crate::zk::path::{join, parent};
 use crate::zk::{CreateMode, SessionId, Stat, ZkClient, ZkError, ANY_VERSION};
 use std::future::Future;
 
-/// Creates `path` and every missing ancestor as empty persistent nodes.
-/// NodeExists is success, so ConnectionLoss can be retried blindly.
+/// Creates `path` and every missing ancestor as empty nodes of the
+/// context's parent mode (persistent, or containers the leader reaps once
+/// emptied). NodeExists is success, so ConnectionLoss can be retried
+/// blindly.
 pub async fn create_all<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &str) -> RecipeResult<()> {
     if path == "/" || ctx.retry(|| ctx.client().exists(path)).await?.is_some() {
         return Ok(());
@@ -23,7 +25,7 @@ pub async fn create_all<C: ZkClient, R: Runtime>(ctx: &Ctx<C, R>, path: &str) ->
         prefix.push_str(part);
         let res = ctx
             .retry(|| async {
-                match ctx.client().create(&prefix, &[], CreateMode::Persistent).await {
+                match ctx.client().create(&prefix, &[], ctx.parent_mode()).await {
                     Ok(_) | Err(ZkError::NodeExists) => Ok(()),
                     Err(e) => Err(e),
                 }
@@ -119,16 +121,18 @@ pub async fn create_protected<C: ZkClient, R: Runtime>(
     loop {
         match ctx.client().create(&prefix, data, mode).await {
             Ok((path, stat)) => return Ok((path[dir_len(dir)..].to_string(), stat)),
+            // The directory gone (deleted, or a reaped container): a
+            // refusal, not a lost reply, so it spends no attempt.
             Err(ZkError::NoNode) => create_all(ctx, dir).await?,
             Err(e) if crate::retry::retryable(&e) && attempt + 1 < policy.max_attempts => {
                 ctx.runtime().sleep(policy.delay(attempt)).await;
+                attempt += 1;
                 if let Some(found) = find_own(ctx, dir, guid, mode.is_ephemeral()).await? {
                     return Ok(found);
                 }
             }
             Err(e) => return Err(RecipeError::from_zk(e)),
         }
-        attempt += 1;
     }
 }
 

@@ -235,6 +235,7 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan, tap: Arc<Mutex<
     let mut cfg = EnsembleConfig {
         servers: sc.ensemble.servers,
         tick_ms: sc.ensemble.tick_ms,
+        container_check_ms: sc.ensemble.container_check_ms,
         ..Default::default()
     };
     cfg.zab.snap_count = sc.ensemble.snap_count;

@@ -137,6 +137,27 @@ pub fn analyse(h: &History, ops: &[Operation], stats: &mut Stats) {
     }
     stats.add(Situation::SequenceWrapped, wrapped_creates(h));
     stats.add(Situation::FateReadLost, fate_reads_lost(ops));
+    stats.add(Situation::ContainerReaped, containers_reaped(h));
+}
+
+/// Deletions the leader committed on no client's behalf (session 0): the
+/// containers it reaped (a TTL node's expiry is one too; no recipe makes
+/// them). A reaping that found the node changed commits an error, not a
+/// deletion.
+fn containers_reaped(h: &History) -> u64 {
+    h.events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::Commit {
+                    txn: TxnRecord::Delete { .. },
+                    session: Some(0),
+                    ..
+                }
+            )
+        })
+        .count() as u64
 }
 
 /// Creates whose reply was lost and whose retry (by the same client, on
@@ -307,5 +328,46 @@ mod tests {
             call(12, 4, exists("/f"), lost()),
         ];
         assert_eq!(fate_reads_lost(&ops), 1);
+    }
+
+    #[test]
+    fn a_reaped_container_is_a_delete_the_leader_committed_for_no_session() {
+        let commit = |zxid: i64, txn: TxnRecord, session: Option<i64>| Event::Commit {
+            time: zxid as u64,
+            server: 1,
+            zxid,
+            txn,
+            session,
+            xid: Some(0),
+        };
+        let delete = |p: &str| TxnRecord::Delete { path: p.into() };
+        let mut h = History::default();
+        h.events = vec![
+            // The leader's reaper: counted.
+            commit(1, delete("/locks/l"), Some(0)),
+            // A client's delete (a release, an operator's delete-recipe-dir):
+            // not counted.
+            commit(2, delete("/locks/l/n-0000000001"), Some(7)),
+            // A reaping that found the node changed commits an error.
+            commit(
+                3,
+                TxnRecord::Error {
+                    code: "NotEmpty".into(),
+                },
+                Some(0),
+            ),
+            // An expiry the leader issued is a close, not a delete.
+            commit(
+                4,
+                TxnRecord::CloseSession {
+                    session: 7,
+                    expired: true,
+                    deleted: vec!["/e".into()],
+                },
+                Some(0),
+            ),
+            commit(5, delete("/queues/q/items"), Some(0)),
+        ];
+        assert_eq!(containers_reaped(&h), 2);
     }
 }

@@ -181,6 +181,8 @@ pub(crate) async fn put_exactly_once<C: ZkClient, R: Runtime>(
                 spawn_delete_own(ctx, &marker);
                 return Ok(());
             }
+            // A directory gone (an operator's delete, a reaped container):
+            // a refusal, not a lost reply, so it spends no attempt.
             Err(e) if e.error == ZkError::NoNode => {
                 create_all(ctx, &layout.enq).await?;
                 create_all(ctx, &layout.items).await?;
@@ -188,6 +190,7 @@ pub(crate) async fn put_exactly_once<C: ZkClient, R: Runtime>(
             Err(e) if e.error.is_ambiguous() && attempt + 1 < policy.max_attempts => {
                 ambiguous = true;
                 ctx.runtime().sleep(policy.delay(attempt)).await;
+                attempt += 1;
                 match marker_present(ctx, layout, &marker, guid).await {
                     Ok(true) => {
                         spawn_delete_own(ctx, &marker);
@@ -205,7 +208,6 @@ pub(crate) async fn put_exactly_once<C: ZkClient, R: Runtime>(
             Err(e) if e.error.is_ambiguous() => return Err(ambiguous_enqueue(guid, "retries ran out")),
             Err(e) => return Err(RecipeError::from_zk(e.error)),
         }
-        attempt += 1;
     }
 }
 

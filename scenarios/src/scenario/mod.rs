@@ -73,6 +73,12 @@ pub struct Ensemble {
     /// real server needs 2^31. Stats (cversion) are unchanged.
     #[serde(skip_serializing_if = "is_zero_i32")]
     pub sequence_base: i32,
+    /// How often the leader deletes empty containers (ZooKeeper's
+    /// `znode.container.checkIntervalMs`, default 60 s: longer than most
+    /// runs, so a scenario whose recipes make container parents
+    /// (`workload.container_parents`) sets a shorter one).
+    #[serde(skip_serializing_if = "is_default_container_check")]
+    pub container_check_ms: u64,
     /// A planted simulator bug (`zkdst_sim::planted::SimBug`) to run in
     /// place of the correct server; needs a build with feature `planted`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -104,6 +110,7 @@ impl Default for Ensemble {
             clients: 5,
             snap_count: zkdst_sim::zab::ZabConfig::default().snap_count,
             sequence_base: 0,
+            container_check_ms: DEFAULT_CONTAINER_CHECK_MS,
             planted: None,
             client: None,
         }
@@ -219,6 +226,13 @@ pub struct Workload {
     /// on a live session. Empty: the recipes' default (20).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retry_attempts: Vec<u32>,
+    /// The share of seeds whose applications create their recipes'
+    /// directories as containers (Curator's
+    /// `creatingParentContainersIfNeeded`), which the leader deletes once
+    /// emptied (every `ensemble.container_check_ms`); the other seeds
+    /// create them persistent.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub container_parents: f64,
 }
 
 /// What a lock holder does when its connection drops.
@@ -245,6 +259,13 @@ fn is_zero(x: &f64) -> bool {
 
 fn is_zero_i32(n: &i32) -> bool {
     *n == 0
+}
+
+/// ZooKeeper's `znode.container.checkIntervalMs` default.
+pub const DEFAULT_CONTAINER_CHECK_MS: u64 = 60_000;
+
+fn is_default_container_check(ms: &u64) -> bool {
+    *ms == DEFAULT_CONTAINER_CHECK_MS
 }
 
 fn d_duration() -> u64 {

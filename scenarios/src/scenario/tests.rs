@@ -62,6 +62,33 @@ fn session_timeout_must_be_one_the_servers_grant() {
 }
 
 #[test]
+fn container_parents_are_a_share_of_seeds_and_reaping_needs_an_interval() {
+    let s = Scenario::parse(MIN, "x.toml").unwrap();
+    assert_eq!(
+        (s.workload.container_parents, s.ensemble.container_check_ms),
+        (0.0, 60_000)
+    );
+    let parse = |ensemble: &str, workload: &str| {
+        Scenario::parse(
+            &format!("name = \"x\"\n[ensemble]\n{ensemble}\n[workload]\nrecipe = \"lock\"\n{workload}\n"),
+            "x.toml",
+        )
+    };
+    let s = parse("container_check_ms = 100", "container_parents = 0.5").unwrap();
+    assert_eq!(
+        (s.workload.container_parents, s.ensemble.container_check_ms),
+        (0.5, 100)
+    );
+    let e = parse("", "container_parents = 1.5").unwrap_err().to_string();
+    assert!(e.contains("workload.container_parents") && e.contains("[0, 1]"), "{e}");
+    let e = parse("container_check_ms = 0", "").unwrap_err().to_string();
+    assert!(
+        e.contains("ensemble.container_check_ms") && e.contains("positive"),
+        "{e}"
+    );
+}
+
+#[test]
 fn variants_are_checked_against_the_recipe() {
     let s = Scenario::parse(&format!("{MIN}variant = \"LostWatchLock\"\n"), "x.toml").unwrap();
     assert_eq!(s.workload.variant, Some(Variant::LostWatchLock));

@@ -65,6 +65,21 @@ impl Scenario {
                 format!("expected a probability in [0, 1], found {}", self.workload.give_up),
             ));
         }
+        if !(0.0..=1.0).contains(&self.workload.container_parents) {
+            return Err(bad(
+                "workload.container_parents",
+                format!(
+                    "expected a probability in [0, 1], found {}",
+                    self.workload.container_parents
+                ),
+            ));
+        }
+        if e.container_check_ms == 0 {
+            return Err(bad(
+                "ensemble.container_check_ms",
+                "expected a positive interval".into(),
+            ));
+        }
         if self.workload.retry_attempts.contains(&0) {
             return Err(bad(
                 "workload.retry_attempts",

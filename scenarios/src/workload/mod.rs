@@ -44,6 +44,10 @@ use crate::nemesis::ClientRegistry;
 use crate::scenario::Scenario;
 use crate::streams::stream;
 
+/// History meta: `container` when the seed's applications create their
+/// recipes' directories as containers.
+pub const RECIPE_PARENTS: &str = "recipe_parents";
+
 pub type SimCtx = Ctx<AnyClient, SimRuntime>;
 
 /// A protected resource outside ZooKeeper that rejects stale fencing
@@ -112,6 +116,9 @@ pub struct Env {
     pub shared: Arc<Shared>,
     /// The seed's retry budget (`workload.retry_attempts`), if drawn.
     pub retry_attempts: Option<u32>,
+    /// Whether the seed's applications create their recipes' directories
+    /// as containers (`workload.container_parents`).
+    pub container_parents: bool,
     /// Ops invoked on a handle whose session did not exist yet: the session
     /// they ran in is the one the handle gets, known by their completion.
     pub unsessioned: Mutex<Vec<(OpId, AnyClient)>>,
@@ -174,6 +181,12 @@ impl Env {
                 ..RetryPolicy::default()
             }),
             None => ctx,
+        };
+        let ctx = if self.container_parents {
+            self.rec.set_meta(RECIPE_PARENTS, "container".to_string());
+            ctx.with_container_parents()
+        } else {
+            ctx
         };
         let policy = ctx.retry_policy();
         self.rec.set_meta(RETRY_MAX_ATTEMPTS, policy.max_attempts.to_string());
@@ -405,6 +418,8 @@ pub fn spawn(
     let n = scenario.ensemble.clients;
     let budgets = &scenario.workload.retry_attempts;
     let retry_attempts = (!budgets.is_empty()).then(|| budgets[stream(seed, "retry").gen_range(0..budgets.len())]);
+    let share = scenario.workload.container_parents;
+    let container_parents = share > 0.0 && stream(seed, "parents").gen_bool(share);
     let mut out = Vec::new();
     for id in 0..n {
         let env = Env {
@@ -422,6 +437,7 @@ pub fn spawn(
             rng: stream(seed, &format!("workload/{id}")),
             shared: shared.clone(),
             retry_attempts,
+            container_parents,
             unsessioned: Mutex::default(),
         };
         let node = c.client_node(id);
