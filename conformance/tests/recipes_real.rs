@@ -1,5 +1,6 @@
 //! The recipes on a real ZooKeeper: lock, queue, election and double
-//! barrier, several clients each, through `RealClient` and the tokio
+//! barrier, several clients each, and a queue whose directories are
+//! containers the server reaps, through `RealClient` and the tokio
 //! runtime (`TokioRuntime`) — on the standalone server, and on the
 //! three-server ensemble while one server is killed and restarted.
 //!
@@ -205,6 +206,61 @@ async fn double_barrier_smoke(connect: &str, root: &str) -> String {
     "double barrier: 3 participants entered and left together".to_string()
 }
 
+/// Waits up to `limit` for `path` to be gone; true if it went.
+async fn gone_within(c: &RealCtx, path: &str, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if c.client().exists(path).await.expect("exists").is_none() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+/// With container parents (Curator's `creatingParentContainersIfNeeded`)
+/// the server deletes the queue's directories once emptied (it looks
+/// every second here), the next enqueue recreates them, and every item is
+/// still taken exactly once; idle, the queue leaves no node behind.
+async fn container_queue_smoke(connect: &str, root: &str) -> String {
+    let dir = format!("{root}/cqueue");
+    let (producer, consumer) = (
+        ctx(connect).await.with_container_parents(),
+        ctx(connect).await.with_container_parents(),
+    );
+    let q = Queue::new(producer.clone(), &dir);
+    let c = AtMostOnceConsumer::new(consumer.clone(), &dir);
+    let mut taken = BTreeSet::new();
+    for round in 0..2 {
+        for i in 0..5 {
+            q.enqueue(format!("r{round}-{i}").as_bytes()).await.expect("enqueue");
+        }
+        for _ in 0..5 {
+            let item = c
+                .take_for(Duration::from_secs(5))
+                .await
+                .expect("take")
+                .expect("an item");
+            assert!(
+                taken.insert(String::from_utf8_lossy(&item.data).to_string()),
+                "taken twice"
+            );
+        }
+        let items = format!("{dir}/items");
+        assert!(
+            gone_within(&consumer, &items, Duration::from_secs(10)).await,
+            "round {round}: the emptied container {items} was not reaped"
+        );
+    }
+    assert_eq!(taken.len(), 10);
+    assert!(
+        gone_within(&consumer, &dir, Duration::from_secs(15)).await,
+        "the idle queue's directory {dir} was left behind"
+    );
+    close_all(&[producer, consumer]).await;
+    "queue with container parents: items/ reaped after each round and recreated, 10 items taken once".to_string()
+}
+
 async fn all_recipes(connect: &str) -> Vec<String> {
     let root = fresh_root();
     let admin = ctx(connect).await;
@@ -219,6 +275,7 @@ async fn all_recipes(connect: &str) -> Vec<String> {
         queue_smoke(connect, &root).await,
         election_smoke(connect, &root).await,
         double_barrier_smoke(connect, &root).await,
+        container_queue_smoke(connect, &root).await,
     ]
 }
 
