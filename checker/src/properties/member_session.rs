@@ -115,31 +115,10 @@ pub fn check_into(h: &History, ops: &[Operation], r: &mut CheckResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{Data, SessionState, Stat};
+    use crate::history::{Data, SessionState};
+    use crate::properties::member_fixtures::{exists, held, join, NODE};
     use crate::properties::testkit::{kinds_found, Builder};
 
-    const NODE: &str = "/groups/g/m1";
-
-    fn join() -> Op {
-        Op::Join {
-            group: "/groups/g".into(),
-            member: "m1".into(),
-        }
-    }
-    fn exists() -> Op {
-        Op::Exists {
-            path: NODE.into(),
-            watch: true,
-        }
-    }
-    fn held() -> Value {
-        Value::Stat {
-            stat: Some(Stat {
-                ephemeral_owner: 0x20,
-                ..Stat::default()
-            }),
-        }
-    }
     fn judged(b: &Builder) -> Vec<String> {
         kinds_found(&b.clone_build(), check_into)
     }

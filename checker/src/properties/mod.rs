@@ -4,6 +4,8 @@
 //! registry that runs them by name.
 
 mod kind;
+#[cfg(test)]
+pub(crate) mod member_fixtures;
 mod params;
 mod result;
 #[cfg(test)]
