@@ -8,6 +8,7 @@
 
 mod code;
 mod create_mode;
+mod ephemeral_type;
 mod exercised;
 mod fault;
 mod fault_step;
@@ -19,6 +20,7 @@ mod zxid;
 
 pub use code::{client_error, ErrorCode};
 pub use create_mode::CreateMode;
+pub use ephemeral_type::EphemeralType;
 pub use exercised::{Exercised, Situation, EXERCISED_NOTE};
 pub use fault::FaultKind;
 pub use fault_step::{FaultEnd, FaultStep};

@@ -1,6 +1,7 @@
 //! A small pure model of ZooKeeper 3.8's data tree, for replaying a history
 //! in zxid order: creates in every mode (sequential names from the parent's
-//! internal create counter, ephemeral owners), deletes and setData with
+//! internal create counter; ephemeral, container and TTL owners encoded as a
+//! server commits them, shown to clients as ZooKeeper shows them), deletes and setData with
 //! versions (-1 = any), check, all-or-nothing multi, and sessions ending
 //! (their ephemerals deleted in one txn). Times (ctime/mtime) and ACLs are
 //! not modelled.
@@ -9,6 +10,7 @@
 //! tree, so a copy must cost O(1), not O(nodes).
 
 use im::{OrdMap, OrdSet};
+use zkdst_model::EphemeralType;
 
 use crate::history::{CreateMode, Data, MultiOpResult, Op, SessionId, Stat, TxnRecord, Value, Zxid};
 
@@ -20,7 +22,9 @@ pub struct Node {
     pub mzxid: Zxid,
     pub pzxid: Zxid,
     pub version: i32,
-    /// Client-visible ephemeral owner (0 for persistent, container, TTL).
+    /// The raw `ephemeralOwner` a server commits (`EphemeralType`'s
+    /// encoding: a container's is `Long.MIN_VALUE`); `stat()` shows clients
+    /// 0 for everything but an ephemeral.
     pub ephemeral_owner: SessionId,
     /// The parent's internal counter of child creations (names sequential
     /// children; never decremented).
@@ -53,7 +57,7 @@ impl Node {
             version: self.version,
             cversion: self.child_creates.wrapping_mul(2).wrapping_sub(n),
             aversion: 0,
-            ephemeral_owner: self.ephemeral_owner,
+            ephemeral_owner: EphemeralType::client_owner(self.ephemeral_owner),
             data_length: self.data.0.len() as i32,
             num_children: n,
             pzxid: self.pzxid,
@@ -167,7 +171,7 @@ impl DataTree {
     pub fn ephemerals_of(&self, session: SessionId) -> Vec<String> {
         self.nodes
             .iter()
-            .filter(|(_, n)| n.ephemeral_owner == session && session != 0)
+            .filter(|(_, n)| EphemeralType::from_owner(n.ephemeral_owner) == EphemeralType::Normal(session))
             .map(|(p, _)| p.clone())
             .collect()
     }
@@ -282,10 +286,12 @@ impl DataTree {
         if self.nodes.contains_key(&name) {
             return Err(code::NODE_EXISTS);
         }
-        if parent.ephemeral_owner != 0 {
+        // Only an ephemeral parent refuses children (PrepRequestProcessor
+        // asks for EphemeralType.NORMAL): a container or TTL parent takes them.
+        if matches!(EphemeralType::from_owner(parent.ephemeral_owner), EphemeralType::Normal(_)) {
             return Err(code::NO_CHILDREN_FOR_EPHEMERALS);
         }
-        let owner = if mode.is_ephemeral() { session } else { 0 };
+        let owner = EphemeralType::for_create(mode, session).owner();
         let txn = TxnRecord::Create {
             path: name.clone(),
             data: data.clone(),
