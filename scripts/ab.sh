@@ -6,7 +6,7 @@
 # history's bytes).
 #
 #   scripts/ab.sh [--bytes] BIN_A BIN_B SEEDS SCENARIO.toml...
-#   scripts/ab.sh /work/zkdst-before target/release/zkdst 0..60 scenarios/*.toml
+#   scripts/ab.sh out/zkdst-before target/release/zkdst 0..60 scenarios/*.toml
 #
 # Prints one line per scenario (identical, or the first differing seeds) and
 # exits 1 if any differed.

@@ -4,8 +4,9 @@
 //!
 //! Arguments that are not flags select cases by substring, e.g.
 //! `cargo bench -p zkdst-checker -- etcd_002 c50` runs only those (the whole
-//! etcd set is the case `etcd-all`). `ZKDST_CORPUS` names the corpus
-//! directory when it is not found beside the checkout; `ZKDST_BENCH_RUNS`
+//! etcd set is the case `etcd-all`). The corpus is the one committed
+//! in `tests/corpora/porcupine`; `ZKDST_CORPUS` names another directory of the
+//! same layout; `ZKDST_BENCH_RUNS`
 //! sets the number of runs (default 7). Peak memory (VmHWM) is printed last:
 //! run a single case to read its peak alone.
 
@@ -17,19 +18,13 @@ use zkdst_checker::formats::Format;
 use zkdst_checker::history::History;
 use zkdst_checker::linearizability::Budget;
 
+/// The corpus committed under `tests/corpora/porcupine`, or the directory
+/// `ZKDST_CORPUS` names (another corpus of the same layout).
 fn corpus() -> PathBuf {
     if let Some(dir) = std::env::var_os("ZKDST_CORPUS") {
         return PathBuf::from(dir);
     }
-    let documented = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/porcupine"));
-    if documented.is_dir() {
-        return documented.to_path_buf();
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|a| a.join("shared/corpora/porcupine"))
-        .find(|p| p.is_dir())
-        .unwrap_or_else(|| documented.to_path_buf())
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpora/porcupine")
 }
 
 fn load(file: &str, format: Format) -> History {

@@ -7,18 +7,10 @@ use zkdst_checker::check_file;
 use zkdst_checker::formats::Format;
 use zkdst_checker::linearizability::{Budget, Verdict};
 
-/// `shared/` sits beside the repository checkout (`../../shared` from this
-/// crate); in a worktree nested deeper, the nearest ancestor holding it.
+/// The corpus is committed beside this test (its origin and license in its
+/// README): found relative to the crate, never outside the checkout.
 fn corpus() -> PathBuf {
-    let documented = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/porcupine"));
-    if documented.is_dir() {
-        return documented.to_path_buf();
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|a| a.join("shared/corpora/porcupine"))
-        .find(|p| p.is_dir())
-        .unwrap_or_else(|| documented.to_path_buf())
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpora/porcupine")
 }
 
 fn expected() -> Vec<(String, bool)> {
