@@ -15,7 +15,7 @@ use madsim::runtime::{Handle, NodeHandle};
 use madsim::task::JoinHandle;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use zkdst_checker::history::{ClientId, FaultEnd, FaultKind};
+use zkdst_history::{ClientId, FaultEnd, FaultKind};
 
 use crate::client::{ClientConfig, SimClient};
 use crate::disk::Disk;
@@ -440,7 +440,7 @@ impl Cluster {
         self.latency(min, max, FaultEnd::RestoreLatency.into());
     }
 
-    fn latency(&self, min: Duration, max: Duration, step: zkdst_checker::history::FaultStep) {
+    fn latency(&self, min: Duration, max: Duration, step: zkdst_history::FaultStep) {
         let range = min..max.max(min + Duration::from_micros(1));
         NetSim::current().update_config(|c| c.send_latency = range.clone());
         crate::net::set_latency(range);

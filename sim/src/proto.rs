@@ -7,7 +7,7 @@ use zkdst_recipes::zk::{
     AddWatchMode, CreateMode, EventType, MultiError, Op, OpResult, ReadOp, ReadResult, SessionId, Stat, ZkError, Zxid,
 };
 
-use zkdst_checker::history::Names;
+use zkdst_history::Names;
 
 use crate::tree::{DataTree, Txn};
 use crate::zab::{Msg, ServerId};

@@ -8,9 +8,7 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
-use zkdst_checker::history::{ClientId, Data, Event, FaultEvent, FaultStep, History, Op, OpId, Outcome, TxnRecord};
-use zkdst_checker::properties::describe_op;
-use zkdst_checker::report::describe_outcome;
+use zkdst_history::{ClientId, Data, Event, FaultEvent, FaultStep, History, Op, OpId, Outcome, TxnRecord};
 use zkdst_recipes::zk::{SessionId, SessionState, Zxid};
 
 use crate::clock::SimClock;
@@ -303,9 +301,9 @@ fn replica_event(time: u64, f: Finding) -> Event {
 fn trace_invoke(id: OpId, session: Option<SessionId>, op: &Op) {
     let recipe = !op.is_zookeeper_call();
     if recipe && tracing::enabled!(target: "zkdst::history", tracing::Level::INFO) {
-        tracing::info!(target: "zkdst::history", "op {id} invoke {}{}", describe_op(op), in_session(session));
+        tracing::info!(target: "zkdst::history", "op {id} invoke {}{}", op.describe(), in_session(session));
     } else if tracing::enabled!(target: "zkdst::history", tracing::Level::DEBUG) {
-        tracing::debug!(target: "zkdst::history", "op {id} invoke {}{}", describe_op(op), in_session(session));
+        tracing::debug!(target: "zkdst::history", "op {id} invoke {}{}", op.describe(), in_session(session));
     }
 }
 
@@ -320,9 +318,9 @@ fn trace_complete(id: OpId, recipe: bool, outcome: &Outcome, zxid: Option<Zxid>)
     // Formatted only when traced: this runs for every reply.
     let zxid = || zxid.map(|z| format!(" (zxid {z:#x})")).unwrap_or_default();
     if recipe && tracing::enabled!(target: "zkdst::history", tracing::Level::INFO) {
-        tracing::info!(target: "zkdst::history", "op {id} {}{}", describe_outcome(outcome), zxid());
+        tracing::info!(target: "zkdst::history", "op {id} {}{}", outcome.describe(), zxid());
     } else if tracing::enabled!(target: "zkdst::history", tracing::Level::DEBUG) {
-        tracing::debug!(target: "zkdst::history", "op {id} {}{}", describe_outcome(outcome), zxid());
+        tracing::debug!(target: "zkdst::history", "op {id} {}{}", outcome.describe(), zxid());
     }
 }
 

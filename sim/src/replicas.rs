@@ -20,7 +20,7 @@
 
 use std::collections::BTreeMap;
 
-use zkdst_checker::history::ReplicaCheck;
+use zkdst_history::ReplicaCheck;
 
 use crate::proto::LoggedTxn;
 use crate::tree::{Hash64, Txn};

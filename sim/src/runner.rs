@@ -182,7 +182,7 @@ mod tests {
     fn a_hung_seed_keeps_what_it_recorded_before_the_spin() {
         use crate::recorder::{HistoryTap, Recorder};
         use std::sync::Mutex;
-        use zkdst_checker::history::Op;
+        use zkdst_history::Op;
         let release = Arc::new(AtomicBool::new(false));
         let r2 = release.clone();
         let slot: Arc<Mutex<Option<HistoryTap>>> = Arc::default();

@@ -74,19 +74,7 @@ pub fn token(o: &Operation) -> Option<i64> {
 
 /// "acquire lock=/l shared=false": the op's JSON fields, compactly.
 pub fn short_op(op: &Op) -> String {
-    let Ok(serde_json::Value::Object(map)) = serde_json::to_value(op) else {
-        return format!("{op:?}");
-    };
-    let name = map.get("f").and_then(|v| v.as_str()).unwrap_or("op").to_string();
-    let mut parts = vec![name];
-    for (k, v) in map.iter().filter(|(k, _)| k.as_str() != "f") {
-        let text = match v {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        parts.push(format!("{k}={text}"));
-    }
-    parts.join(" ")
+    op.describe()
 }
 
 /// "op 7 (client 2, acquire lock=/l, 10–12 ms)".

@@ -8,7 +8,7 @@ mod timeline;
 pub use text::{render_text, summary_line};
 pub use timeline::render_html;
 
-use crate::history::{Operation, Outcome, Value};
+use crate::history::{Operation, Outcome};
 
 /// "ok Token(5)", "error NoNode", "info ConnectionLoss", "pending".
 pub(crate) fn outcome_text(o: &Operation) -> String {
@@ -20,19 +20,5 @@ pub(crate) fn outcome_text(o: &Operation) -> String {
 
 /// An outcome in words: "ok 5", "error reply NoNode", "unknown outcome: ConnectionLoss".
 pub fn describe_outcome(outcome: &Outcome) -> String {
-    match outcome {
-        Outcome::Ok {
-            value: Value::Error { code, .. },
-        } => format!("error reply {code}"),
-        Outcome::Ok { value } => format!("ok {}", value_text(value)),
-        Outcome::Fail { error } => format!("failed (not applied): {error}"),
-        Outcome::Info { error } => format!("unknown outcome: {error}"),
-    }
-}
-
-fn value_text(v: &Value) -> String {
-    match v {
-        Value::Unit => String::new(),
-        other => serde_json::to_string(other).unwrap_or_default(),
-    }
+    outcome.describe()
 }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use zkdst_checker::history::ClientId;
+use zkdst_history::ClientId;
 use zkdst_recipes::zk::{
     AddWatchMode, CreateMode, MultiError, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp, ReadResult, SessionId,
     SessionState, Stat, StateWatch, ZkClient, ZkResult,

@@ -22,7 +22,7 @@ use crate::net::{connect, Alarm, Receiver, Sender};
 use crate::proto::{Request, Response, ToClient, ToServer};
 use crate::server::node::client_addr;
 use crate::zab::ServerId;
-use zkdst_checker::history::OpId;
+use zkdst_history::OpId;
 
 /// A request's way back to its caller.
 pub type Reply = oneshot::Sender<Result<(Response, Zxid), ZkError>>;

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use madsim::task::NodeId;
-use zkdst_checker::history::{FaultKind, Op as HOp, Outcome, Value};
+use zkdst_history::{FaultKind, Op as HOp, Outcome, Value};
 use zkdst_recipes::zk::{
     AddWatchMode, CreateMode, MultiError, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp, ReadResult, SessionId,
     SessionState, Stat, StateFanout, StateWatch, WatchedEvent, ZkClient, ZkError, ZkResult,

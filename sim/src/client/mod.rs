@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::channel::{mpsc, oneshot};
-use zkdst_checker::history::{ClientId, FaultEnd, FaultKind, Outcome};
+use zkdst_history::{ClientId, FaultEnd, FaultKind, Outcome};
 use zkdst_recipes::zk::{
     validate_path, EventType, SessionId, SessionState, StateFanout, ZkClient, ZkError, ZkResult, Zxid,
 };

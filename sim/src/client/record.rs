@@ -1,6 +1,6 @@
 //! How client calls appear in the history.
 
-use zkdst_checker::history::{Data, MultiOpResult, Op as HOp, Outcome, Value};
+use zkdst_history::{Data, MultiOpResult, Op as HOp, Outcome, Value};
 use zkdst_recipes::zk::{Op, OpResult, ReadOp, ReadResult, ZkError, Zxid};
 
 use crate::proto::{Request, Response};

@@ -1,7 +1,7 @@
-//! The tree's hash (defined in `zkdst_checker::hash`, shared with history
+//! The tree's hash (defined in `zkdst_history::hash`, shared with history
 //! fingerprints): the digest, and the hasher of the path-keyed node map.
 
-pub(crate) use zkdst_checker::hash::Hash64;
+pub(crate) use zkdst_history::hash::Hash64;
 
 /// Builds the node map's hasher.
-pub(crate) type PathHash = zkdst_checker::hash::BuildHash64;
+pub(crate) type PathHash = zkdst_history::hash::BuildHash64;

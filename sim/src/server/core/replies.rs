@@ -4,7 +4,7 @@
 //! session attached here or the connection closed as expired.
 
 use super::*;
-use zkdst_checker::history::Names;
+use zkdst_history::Names;
 use zkdst_recipes::zk::Stat;
 
 impl ServerCore {

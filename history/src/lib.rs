@@ -1,12 +1,17 @@
-//! Histories as plain data: what clients invoked and what came back, what
-//! the servers committed, and which faults were injected. The simulator
-//! records one; every checker reads one; `zkdst check` reads third-party
-//! ones converted to this shape. JSON round-trips losslessly.
+//! zkdst-history: histories as plain data — what clients invoked and what
+//! came back, what the servers committed, and which faults were injected.
+//! The one contract between those who write a history (the simulator, the
+//! workloads) and the judge that reads it (`zkdst-checker`): it sits below
+//! both, so the simulator records without depending on its judge. `zkdst
+//! check` reads third-party histories converted to this shape. JSON
+//! round-trips losslessly.
 
 mod commits;
 mod data;
+mod describe;
 mod encoding;
 mod fault;
+pub mod hash;
 mod names;
 mod op;
 mod op_index;

@@ -32,7 +32,7 @@ fn flatten<'h>(t: &'h TxnRecord, out: &mut Vec<&'h TxnRecord>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::Data;
+    use crate::Data;
 
     fn commit(time: Time, zxid: Zxid, txn: TxnRecord) -> Event {
         Event::Commit {

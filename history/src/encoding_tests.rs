@@ -1,7 +1,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::history::{
+use crate::{
     CreateMode, Data, FaultEnd, FaultEvent, FaultKind, FaultStep, Op, Outcome, ReplicaCheck, Stat, TxnRecord, Value,
 };
 
