@@ -7,6 +7,7 @@
 //! round-trips losslessly.
 
 mod commits;
+mod conn;
 mod data;
 mod describe;
 mod encoding;
@@ -21,6 +22,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use conn::{CloseReason, ClosedBy, ConnEvent, ErrorCode};
 pub use data::Data;
 pub use encoding::{DecodeError, Encoding, LINES_VERSION};
 pub use fault::{FaultEnd, FaultEvent, FaultKind, FaultStep};
@@ -148,6 +150,18 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "String::is_empty")]
         detail: String,
     },
+    /// What a server saw on a client connection (see [`ConnEvent`]):
+    /// `conn` is the server's number for it, `client` the application
+    /// client whose node opened it, when the server knows.
+    Conn {
+        time: Time,
+        server: u32,
+        conn: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client: Option<ClientId>,
+        #[serde(flatten)]
+        event: ConnEvent,
+    },
     /// Something worth showing on a timeline that is not an operation.
     Note {
         time: Time,
@@ -168,6 +182,7 @@ impl Event {
             | Event::Watch { time, .. }
             | Event::SetWatches { time, .. }
             | Event::Replica { time, .. }
+            | Event::Conn { time, .. }
             | Event::Note { time, .. } => *time,
         }
     }

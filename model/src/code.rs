@@ -105,3 +105,18 @@ mod tests {
         assert_eq!(ErrorCode::InvalidAcl.to_string(), "InvalidACL (-114)");
     }
 }
+
+/// A history records an error code by ZooKeeper's name (`"NoNode"`).
+impl serde::Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ErrorCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        ErrorCode::from_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown ZooKeeper error code {name:?}")))
+    }
+}

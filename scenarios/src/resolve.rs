@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::scenario::{names_checkers, Scenario, ScenarioError, ALWAYS_CHECKED};
+use crate::scenario::{names_checkers, Client, Scenario, ScenarioError, ALWAYS_CHECKED, WIRE_CHECKED};
 
 impl Scenario {
     /// Reads and validates a scenario file.
@@ -28,7 +28,10 @@ impl Scenario {
         }
         s.validate(file)?;
         s.validate_variant(file)?;
-        for c in ALWAYS_CHECKED {
+        // Through a client library, the servers' record of its connections
+        // is the evidence on which the library is judged.
+        let wire = (s.client() == Client::Wire).then_some(WIRE_CHECKED);
+        for c in ALWAYS_CHECKED.into_iter().chain(wire) {
             if !s.check.checkers.iter().any(|x| x == c) {
                 s.check.checkers.push(c.to_string());
             }

@@ -282,6 +282,7 @@ impl Cluster {
             .ip(client_ip(id))
             .build();
         self.clients.insert(id, ClientSlot { node: node.clone() });
+        self.recorder.name_client_node(node.id(), id);
         node
     }
 

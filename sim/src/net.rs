@@ -230,6 +230,11 @@ pub struct Receiver<T> {
 }
 
 impl<T> Receiver<T> {
+    /// The node at the other end: who sends on this pipe.
+    pub fn peer(&self) -> NodeId {
+        self.pipe.src
+    }
+
     /// The next message; None once the sender is gone and the queue drained.
     /// Cancel-safe: a message is taken only when returned.
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {

@@ -1,14 +1,15 @@
-//! Records the history of a run as `zkdst-checker` data: client operations,
+//! Records the history of a run (`zkdst-history`): client operations,
 //! commits (once per zxid, from the first server to apply it), faults,
-//! session and watch events, and what every server applied, checked
+//! session and watch events, the servers' record of every wire connection, and what every server applied, checked
 //! against the first applier's sequence (`replicas::Ledger`: disagreements
 //! as they happen, each server's final position in `history()`). Shared by
 //! every node of one simulation.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
-use zkdst_history::{ClientId, Data, Event, FaultEvent, FaultStep, History, Op, OpId, Outcome, TxnRecord};
+use madsim::task::NodeId;
+use zkdst_history::{ClientId, ConnEvent, Data, Event, FaultEvent, FaultStep, History, Op, OpId, Outcome, TxnRecord};
 use zkdst_recipes::zk::{SessionId, SessionState, Zxid};
 
 use crate::clock::SimClock;
@@ -26,6 +27,9 @@ struct State {
     recipe_ops: BTreeSet<OpId>,
     /// Every server's applied sequence against the canonical one.
     replicas: Ledger,
+    /// Which application client each client node is, for the servers'
+    /// record of the connections those nodes open.
+    client_nodes: BTreeMap<NodeId, ClientId>,
 }
 
 /// A read-only view of a run's history from outside the simulation: what
@@ -231,6 +235,27 @@ impl Recorder {
             data,
             exist,
             child,
+        });
+    }
+
+    /// Names node `node` as application client `client`.
+    pub fn name_client_node(&self, node: NodeId, client: ClientId) {
+        self.lock().client_nodes.insert(node, client);
+    }
+
+    /// What server `server` saw on its connection `conn`, opened from node
+    /// `from` (see [`zkdst_history::ConnEvent`]).
+    pub fn conn_event(&self, server: ServerId, conn: u64, from: NodeId, event: ConnEvent) {
+        let time = self.now_ns();
+        tracing::trace!(target: "zkdst::history", "connection {conn}: {event:?}");
+        let mut s = self.lock();
+        let client = s.client_nodes.get(&from).copied();
+        s.history.events.push(Event::Conn {
+            time,
+            server,
+            conn,
+            client,
+            event,
         });
     }
 

@@ -21,6 +21,7 @@ pub mod barrier;
 mod barrier_wait;
 mod busy_wait;
 mod change_wait;
+pub mod client_protocol;
 mod client_states;
 mod common;
 mod conditional_set;

@@ -32,6 +32,7 @@ pub const CHECKERS: &[(&str, OpsCheckFn)] = &[
     (super::session_lost::NAME, super::session_lost::check_ops),
     (super::recipe_errors::NAME, super::recipe_errors::check_ops),
     (zk_consistency::watches::NAME, zk_consistency::watches::check_ops),
+    (super::client_protocol::NAME, super::client_protocol::check_ops),
 ];
 
 /// A checker name that is not registered.

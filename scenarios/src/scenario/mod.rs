@@ -336,6 +336,11 @@ impl Default for Faults {
 /// (`progress` is run on every seed by the runner).
 pub const ALWAYS_CHECKED: [&str; 4] = ["replicas", "session-lost", "recipe-errors", "watches"];
 
+/// What every scenario run through a client library (`client = "wire"`)
+/// adds: the library's protocol promises, judged from the servers' record
+/// of its connections.
+pub const WIRE_CHECKED: &str = "client-protocol";
+
 /// The judges.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -19,6 +19,7 @@ use crate::replicas::TreeChange;
 use crate::session::{negotiate_timeout, SessionTracker};
 use crate::tree::{DataTree, PrepConfig, Txn, TxnResult, WatchManager, WriteRequest, JUTE_MAX_BUFFER};
 use crate::zab::{DiskOp, Durable, Peer, Role, ServerId, Snapshot, ZabConfig};
+use zkdst_history::CloseReason;
 
 mod apply;
 mod clients;
@@ -53,7 +54,8 @@ pub struct ServerConfig {
 pub struct Outputs {
     pub peers: Vec<(ServerId, PeerMsg)>,
     pub clients: Vec<(ConnId, ToClient)>,
-    pub close: Vec<ConnId>,
+    /// Connections the server closes, and why.
+    pub close: Vec<(ConnId, CloseReason)>,
     pub disk: Vec<DiskOp<LogTxn, SnapImage>>,
     /// What happened to the applied tree, in order: transactions applied
     /// (in zxid order, with the result) and snapshots loaded.
@@ -303,9 +305,9 @@ impl ServerCore {
         }
     }
 
-    fn close_conn(&mut self, conn: ConnId) {
+    fn close_conn(&mut self, conn: ConnId, reason: CloseReason) {
         self.on_client_closed(conn);
-        self.out.close.push(conn);
+        self.out.close.push((conn, reason));
     }
 
     /// Sends a write to the leader (or prepares it, if we lead).

@@ -10,7 +10,7 @@ use std::time::Duration;
 use futures::channel::mpsc;
 use futures::StreamExt;
 use madsim::rand::Rng;
-use madsim::task::JoinHandle;
+use madsim::task::{JoinHandle, NodeId};
 
 use super::conn::ConnId;
 use super::core::{Outputs, ServerConfig, ServerCore};
@@ -264,7 +264,10 @@ impl Running {
                 Ev::PeerDown(from) => core.on_peer_disconnected(now, from),
                 Ev::Client(conn, msg) => core.on_client(now, conn, msg),
                 Ev::ClientEof(conn) => {
-                    self.wires().remove(&conn);
+                    if let Some(mut w) = self.wires().remove(&conn) {
+                        w.closed_by_client();
+                        self.record_wire(conn, &mut w);
+                    }
                     core.on_client_closed(conn);
                 }
                 Ev::Wire(conn, bytes) => {
@@ -315,26 +318,40 @@ impl Running {
         }
         let mut bytes = Vec::new();
         let mut closed = Vec::new();
+        for &(c, reason) in &acc.close {
+            if let Some(w) = wires.get_mut(&c) {
+                w.closed_by_server(reason);
+            }
+        }
         for (&c, w) in wires.iter_mut() {
             let (b, close) = w.take_output();
+            self.record_wire(c, w);
             if !b.is_empty() {
                 bytes.push((c, b));
             }
-            if close {
-                closed.push(c);
+            if let Some(reason) = close.filter(|_| !acc.close.iter().any(|&(x, _)| x == c)) {
+                closed.push((c, reason));
             }
         }
-        for c in acc.close.iter().chain(closed.iter()) {
+        for (c, _) in acc.close.iter().chain(closed.iter()) {
             wires.remove(c);
         }
         acc.close.extend(closed);
         (acc, bytes)
     }
 
+    /// Records what a wire connection saw since the last time: the
+    /// servers' record of every connection, in the history.
+    fn record_wire(&self, conn: ConnId, w: &mut WireConn) {
+        for event in w.take_log() {
+            self.node.recorder.conn_event(self.node.cfg.id, conn, w.peer(), event);
+        }
+    }
+
     /// A new byte-stream client connection.
-    fn accepted_wire(self: &Arc<Self>, conn: ConnId, wtx: Sender<Vec<u8>>, reader: JoinHandle<()>) {
+    fn accepted_wire(self: &Arc<Self>, conn: ConnId, peer: NodeId, wtx: Sender<Vec<u8>>, reader: JoinHandle<()>) {
         self.shell().conns.insert(conn, (Sink::Wire(wtx), reader));
-        self.wires().insert(conn, WireConn::new(conn));
+        self.wires().insert(conn, WireConn::new(conn, peer));
         let now = self.node.recorder.now_ms();
         let out = {
             let mut guard = self.node.status.lock().unwrap_or_else(|e| e.into_inner());
@@ -346,7 +363,7 @@ impl Running {
     }
 
     /// A new client connection: registered before its first packet.
-    fn accepted(self: &Arc<Self>, conn: ConnId, wtx: Sender<ToClient>, reader: JoinHandle<()>) {
+    fn accepted(self: &Arc<Self>, conn: ConnId, _peer: NodeId, wtx: Sender<ToClient>, reader: JoinHandle<()>) {
         self.shell().conns.insert(conn, (Sink::Typed(wtx), reader));
         let out = {
             let mut guard = self.node.status.lock().unwrap_or_else(|e| e.into_inner());
@@ -390,7 +407,7 @@ impl Running {
                 w.send(b);
             }
         }
-        for conn in out.close {
+        for (conn, _) in out.close {
             // Dropping the sender closes the connection once the replies
             // queued on it are delivered.
             if let Some((_, reader)) = sh.conns.remove(&conn) {
@@ -424,12 +441,13 @@ async fn accept_clients<Up: Send + 'static, Down: Send + 'static>(
     srv: Arc<Running>,
     base: ConnId,
     ev: fn(ConnId, Up) -> Ev,
-    register: fn(&Arc<Running>, ConnId, Sender<Down>, JoinHandle<()>),
+    register: fn(&Arc<Running>, ConnId, NodeId, Sender<Down>, JoinHandle<()>),
 ) {
     let mut next = base;
     while let Some((wtx, mut rx)) = l.accept().await {
         next += 1;
         let conn = next;
+        let peer = rx.peer();
         let rsrv = srv.clone();
         let reader = madsim::task::spawn(async move {
             while let Some(msg) = rx.recv().await {
@@ -437,7 +455,7 @@ async fn accept_clients<Up: Send + 'static, Down: Send + 'static>(
             }
             rsrv.handle(Ev::ClientEof(conn));
         });
-        register(&srv, conn, wtx, reader);
+        register(&srv, conn, peer, wtx, reader);
     }
 }
 

@@ -13,9 +13,15 @@
 //!   connection answers itself wait at their place in that order; auth and
 //!   sasl are answered on receipt, as `processPacket` answers them;
 //! - a frame that does not decode closes the connection.
+//!
+//! Every frame it reads and writes, and its close with the reason, goes to
+//! its log ([`WireConn::take_log`]): the servers' record of the connection
+//! in the history, on which client libraries are judged.
 
 use std::collections::VecDeque;
 
+use madsim::task::NodeId;
+use zkdst_history::{CloseReason, ClosedBy, ConnEvent};
 use zkdst_recipes::zk::SessionId;
 use zkdst_wire as w;
 use zkdst_wire::{ErrorCode, FrameDecoder, Limits, ServerReply};
@@ -83,6 +89,8 @@ enum Entry {
 #[derive(Debug)]
 pub struct WireConn {
     id: ConnId,
+    /// The node that opened it.
+    peer: NodeId,
     decoder: FrameDecoder,
     phase: Phase,
     held: VecDeque<Vec<u8>>,
@@ -90,24 +98,69 @@ pub struct WireConn {
     out: Vec<u8>,
     /// The connection closes once `out` is sent.
     close: bool,
+    /// Why it closes (set with `close`).
+    reason: Option<CloseReason>,
+    /// What this connection saw since the last `take_log`.
+    log: Vec<ConnEvent>,
 }
 
 impl WireConn {
-    pub fn new(id: ConnId) -> Self {
+    pub fn new(id: ConnId, peer: NodeId) -> Self {
         WireConn {
             id,
+            peer,
             decoder: FrameDecoder::new(Limits::default()),
             phase: Phase::New,
             held: VecDeque::new(),
             queue: VecDeque::new(),
             out: Vec::new(),
             close: false,
+            reason: None,
+            log: Vec::new(),
         }
     }
 
-    /// Bytes to send, and whether the connection must close after them.
-    pub fn take_output(&mut self) -> (Vec<u8>, bool) {
-        (std::mem::take(&mut self.out), self.close)
+    /// The node that opened the connection.
+    pub fn peer(&self) -> NodeId {
+        self.peer
+    }
+
+    /// The frames read and written and the close, since the last call.
+    pub fn take_log(&mut self) -> Vec<ConnEvent> {
+        std::mem::take(&mut self.log)
+    }
+
+    /// The server closes the connection for `reason` (its shell, for a
+    /// close the core decided).
+    pub fn closed_by_server(&mut self, reason: CloseReason) {
+        if self.reason.is_none() {
+            self.reason = Some(reason);
+            self.log.push(ConnEvent::Close {
+                by: ClosedBy::Server,
+                reason,
+            });
+        }
+        self.phase = Phase::Closed;
+        self.close = true;
+    }
+
+    /// The client's end of stream.
+    pub fn closed_by_client(&mut self) {
+        if self.reason.is_none() {
+            self.reason = Some(CloseReason::ClientEof);
+            self.log.push(ConnEvent::Close {
+                by: ClosedBy::Client,
+                reason: CloseReason::ClientEof,
+            });
+        }
+        self.phase = Phase::Closed;
+        self.close = true;
+    }
+
+    /// Bytes to send, and why the connection must close after them (if it
+    /// must).
+    pub fn take_output(&mut self) -> (Vec<u8>, Option<CloseReason>) {
+        (std::mem::take(&mut self.out), self.reason.filter(|_| self.close))
     }
 
     /// Bytes from the client: every whole frame is acted on.
@@ -125,14 +178,14 @@ impl WireConn {
                 self.out.extend_from_slice(
                     format!("{word} is not executed because it is not in the whitelist.\n").as_bytes(),
                 );
-                return self.shut(core);
+                return self.shut(core, CloseReason::FourLetterWord);
             }
         }
         loop {
             match self.decoder.next_frame() {
                 Ok(Some(frame)) => self.frame(frame, core, now_ms),
                 Ok(None) => break,
-                Err(_) => return self.shut(core),
+                Err(_) => return self.shut(core, CloseReason::BadFrame),
             }
             if self.close {
                 return;
@@ -140,9 +193,8 @@ impl WireConn {
         }
     }
 
-    fn shut(&mut self, core: &mut ServerCore) {
-        self.phase = Phase::Closed;
-        self.close = true;
+    fn shut(&mut self, core: &mut ServerCore, reason: CloseReason) {
+        self.closed_by_server(reason);
         core.on_client_closed(self.id);
     }
 
@@ -150,13 +202,21 @@ impl WireConn {
         match self.phase {
             Phase::New => {
                 let Ok(req) = w::decode_connect_request(&frame) else {
-                    return self.shut(core);
+                    return self.shut(core, CloseReason::BadFrame);
                 };
                 self.phase = Phase::Connecting;
-                if req.session_id != 0 && req.passwd != session_passwd(req.session_id) {
+                let password_ok = req.session_id == 0 || req.passwd == session_passwd(req.session_id);
+                self.log.push(ConnEvent::Connect {
+                    session: req.session_id,
+                    last_zxid_seen: req.last_zxid_seen,
+                    timeout_ms: req.time_out,
+                    read_only: req.read_only.unwrap_or(false),
+                    password_ok,
+                });
+                if !password_ok {
                     // `reopenSession` with a bad password: finishSessionInit(false).
                     self.expired_reply();
-                    return self.shut(core);
+                    return self.shut(core, CloseReason::SessionRefused);
                 }
                 core.on_client(
                     now_ms,
@@ -176,9 +236,13 @@ impl WireConn {
 
     fn request(&mut self, frame: Vec<u8>, session: SessionId, core: &mut ServerCore, now_ms: u64) {
         let Ok(req) = w::decode_request(&frame) else {
-            return self.shut(core);
+            return self.shut(core, CloseReason::BadFrame);
         };
         let xid = req.xid;
+        self.log.push(ConnEvent::Request {
+            xid,
+            op: format!("{:?}", req.request.opcode()),
+        });
         use w::Request as R;
         let local = match &req.request {
             R::Ping => return self.submit(xid, Shape::Ping, ToServer::Ping, core, now_ms),
@@ -194,7 +258,7 @@ impl WireConn {
                 };
                 self.emit(&ServerReply { xid, zxid: 0, result });
                 if !ok {
-                    self.shut(core);
+                    self.shut(core, CloseReason::AuthFailed);
                 }
                 return;
             }
@@ -205,9 +269,9 @@ impl WireConn {
                     zxid: 0,
                     result: Err(ErrorCode::AuthFailed),
                 });
-                return self.shut(core);
+                return self.shut(core, CloseReason::AuthFailed);
             }
-            R::SetWatches(s) => Local::SetWatches(ToServer::SetWatches {
+            R::SetWatches(s) => self.set_watches(ToServer::SetWatches {
                 relative_zxid: s.relative_zxid,
                 data: sorted(&s.data_watches),
                 exist: sorted(&s.exist_watches),
@@ -215,7 +279,7 @@ impl WireConn {
                 persistent: Vec::new(),
                 persistent_recursive: Vec::new(),
             }),
-            R::SetWatches2(s) => Local::SetWatches(ToServer::SetWatches {
+            R::SetWatches2(s) => self.set_watches(ToServer::SetWatches {
                 relative_zxid: s.relative_zxid,
                 data: sorted(&s.data_watches),
                 exist: sorted(&s.exist_watches),
@@ -256,6 +320,26 @@ impl WireConn {
         self.release(session, core, now_ms);
     }
 
+    /// A SetWatches, recorded as the server reads it.
+    fn set_watches(&mut self, msg: ToServer) -> Local {
+        if let ToServer::SetWatches {
+            relative_zxid,
+            data,
+            exist,
+            child,
+            ..
+        } = &msg
+        {
+            self.log.push(ConnEvent::SetWatches {
+                relative_zxid: *relative_zxid,
+                data: data.clone(),
+                exist: exist.clone(),
+                child: child.clone(),
+            });
+        }
+        Local::SetWatches(msg)
+    }
+
     /// A packet from the core for this connection.
     pub fn deliver(&mut self, msg: ToClient, core: &mut ServerCore, now_ms: u64) {
         if self.close {
@@ -267,8 +351,7 @@ impl WireConn {
             } => {
                 if timeout_ms <= 0 {
                     self.expired_reply();
-                    self.phase = Phase::Closed;
-                    self.close = true;
+                    self.closed_by_server(CloseReason::SessionRefused);
                     return;
                 }
                 let rsp = w::ConnectResponse {
@@ -279,6 +362,7 @@ impl WireConn {
                     read_only: Some(false),
                 };
                 self.out.extend(w::encode_connect_response(&rsp));
+                self.log.push(ConnEvent::Established { session, timeout_ms });
                 self.phase = Phase::Open(session);
                 while let Some(frame) = self.held.pop_front() {
                     self.request(frame, session, core, now_ms);
@@ -293,6 +377,11 @@ impl WireConn {
                     state: w::KeeperState::SyncConnected,
                     path,
                 };
+                self.log.push(ConnEvent::Notification {
+                    path: event.path.clone(),
+                    event: format!("{:?}", event.event_type),
+                    zxid: w::response::NOTIFICATION_ZXID,
+                });
                 self.out.extend(w::encode_notification(&event));
             }
             ToClient::Pong { zxid } => {
@@ -422,10 +511,19 @@ impl WireConn {
     }
 
     fn emit(&mut self, reply: &ServerReply) {
+        self.log.push(ConnEvent::Reply {
+            xid: reply.xid,
+            zxid: reply.zxid,
+            err: reply.result.as_ref().err().copied(),
+        });
         self.out.extend(w::encode_reply(reply));
     }
 
     fn expired_reply(&mut self) {
+        self.log.push(ConnEvent::Established {
+            session: 0,
+            timeout_ms: 0,
+        });
         let rsp = w::ConnectResponse {
             protocol_version: 0,
             time_out: 0,

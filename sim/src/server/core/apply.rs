@@ -29,7 +29,7 @@ impl ServerCore {
             // server going back to LOOKING does.
             let conns: Vec<ConnId> = self.conns.keys().copied().collect();
             for c in conns {
-                self.close_conn(c);
+                self.close_conn(c, CloseReason::NotServing);
             }
             self.touched.clear();
             self.sync_waiting.clear();
@@ -175,7 +175,7 @@ impl ServerCore {
                     } else {
                         // Expired: the server closes the connection; the
                         // client learns of the expiry when it reconnects.
-                        self.close_conn(conn);
+                        self.close_conn(conn, CloseReason::SessionExpired);
                     }
                 }
             }

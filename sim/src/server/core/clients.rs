@@ -29,7 +29,7 @@ impl ServerCore {
             self.conns.insert(conn, Conn::new());
         } else {
             // Not serving (no leader): refuse, as a LOOKING server does.
-            self.out.close.push(conn);
+            self.out.close.push((conn, CloseReason::NotServing));
         }
     }
 
@@ -84,12 +84,12 @@ impl ServerCore {
                 timeout_ms,
             } => {
                 if c.state != ConnState::New {
-                    return self.close_conn(conn);
+                    return self.close_conn(conn, CloseReason::BadFrame);
                 }
                 if last_zxid > self.tree.last_zxid() {
                     // "client must try another server": never let a session
                     // see time go backwards.
-                    return self.close_conn(conn);
+                    return self.close_conn(conn, CloseReason::ClientAhead);
                 }
                 let timeout_ms = negotiate_timeout(timeout_ms, self.cfg.tick_ms);
                 if session == 0 {
@@ -160,12 +160,12 @@ impl ServerCore {
             }
             ToServer::Request { xid, request } => {
                 let Some(session) = c.session() else {
-                    return self.close_conn(conn);
+                    return self.close_conn(conn, CloseReason::BadFrame);
                 };
                 self.touch(session);
                 if request.wire_len() > JUTE_MAX_BUFFER {
                     // "Len error": the server drops the connection.
-                    return self.close_conn(conn);
+                    return self.close_conn(conn, CloseReason::TooLarge);
                 }
                 let stage = if request.is_write() {
                     Stage::AwaitCommit

@@ -25,7 +25,7 @@ impl ServerCore {
                     // is the connection: `closeSession` of the stale one
                     // removes them). The client re-registers with SetWatches
                     // what it still holds.
-                    self.out.close.push(old);
+                    self.out.close.push((old, CloseReason::SessionMoved));
                     self.watches.remove_session(session);
                     if let Some(o) = self.conns.remove(&old) {
                         self.orphan_in_flight(session, o);
@@ -56,7 +56,7 @@ impl ServerCore {
                     server,
                 },
             ));
-            self.close_conn(conn);
+            self.close_conn(conn, CloseReason::SessionRefused);
         }
     }
 
@@ -105,7 +105,7 @@ impl ServerCore {
                     response: Response::Error(ZkError::SessionMoved),
                     ..
                 } if !head.orphaned => {
-                    self.close_conn(conn);
+                    self.close_conn(conn, CloseReason::SessionMoved);
                     return;
                 }
                 Stage::Done { zxid, response } => (*zxid, response.clone()),
@@ -127,7 +127,7 @@ impl ServerCore {
         }
         if let Some(c) = self.conns.get(&conn) {
             if c.close_when_drained && c.queue.is_empty() {
-                self.close_conn(conn);
+                self.close_conn(conn, CloseReason::SessionClosed);
             }
         }
     }
