@@ -462,3 +462,7 @@ mod tests {
         assert_eq!(kinds(&b), vec!["unknown-participant-node"]);
     }
 }
+
+#[cfg(test)]
+#[path = "barrier_wait_tests.rs"]
+mod barrier_wait_tests;

@@ -544,3 +544,11 @@ mod tests {
         assert_eq!(r.kinds(), vec!["config-not-converged"], "{r:#?}");
     }
 }
+
+#[cfg(test)]
+#[path = "config_wait_tests.rs"]
+mod config_wait_tests;
+
+#[cfg(test)]
+#[path = "member_act_tests.rs"]
+mod member_act_tests;

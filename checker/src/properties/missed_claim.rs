@@ -1,6 +1,6 @@
 //! An at-least-once take that found nothing to claim had nothing it could
 //! claim (`missed-item`, the at-least-once half; the at-most-once half is in
-//! [`super::queue`]). A take recorded as [`NOTHING_TO_CLAIM`] promises that
+//! the queue checker). A take recorded as [`NOTHING_TO_CLAIM`] promises that
 //! every item it saw was claimed by another consumer, or went before it
 //! could claim it. So:
 //! - it read `{queue}/items` (a `getChildren` by its client within its

@@ -1,9 +1,9 @@
 //! Comparing what a client was told with what the replayed model says, and
 //! describing operations for explanations.
 
-use crate::history::{MultiOpResult, Op, Operation, Stat, Value};
-use crate::properties::ms;
+use crate::history::{MultiOpResult, Op, Stat, Value};
 
+use super::op_text::short_op;
 use super::tree::{code, DataTree};
 
 /// Stat equality on the fields the model knows (not ctime, mtime, aversion).
@@ -216,37 +216,6 @@ pub fn short_value(v: &Value) -> String {
         Value::Unit => "ok".into(),
         other => format!("{other:?}"),
     }
-}
-
-/// A compact rendering of an op.
-pub fn short_op(op: &Op) -> String {
-    match op {
-        Op::Create { path, data, mode } => format!("create {path} {data} {mode:?}"),
-        Op::Delete { path, version } => format!("delete {path} v{version}"),
-        Op::SetData { path, data, version } => format!("setData {path} {data} v{version}"),
-        Op::Check { path, version } => format!("check {path} v{version}"),
-        Op::GetData { path, .. } => format!("getData {path}"),
-        Op::Exists { path, .. } => format!("exists {path}"),
-        Op::GetChildren { path, .. } => format!("getChildren {path}"),
-        Op::Sync { path } => format!("sync {path}"),
-        Op::Multi { ops } => format!("multi[{}]", ops.iter().map(short_op).collect::<Vec<_>>().join("; ")),
-        Op::MultiRead { ops } => format!("multiRead[{}]", ops.iter().map(short_op).collect::<Vec<_>>().join("; ")),
-        other => format!("{other:?}"),
-    }
-}
-
-/// "op 7 (client 2, session 0x100, create /a, 10–12 ms)".
-pub fn describe(o: &Operation) -> String {
-    let session = o.session.map(|s| format!(", session {s:#x}")).unwrap_or_default();
-    let done = o.completed.map(ms).unwrap_or_else(|| "pending".into());
-    format!(
-        "op {} (client {}{session}, {}, {}–{})",
-        o.id,
-        o.client,
-        short_op(&o.op),
-        ms(o.invoked),
-        done
-    )
 }
 
 #[cfg(test)]

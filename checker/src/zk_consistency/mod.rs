@@ -26,6 +26,7 @@
 //! end could occupy (reported in the notes and the `unchecked_ops` figure).
 
 mod compare;
+mod op_text;
 mod order;
 pub mod paths;
 mod replay;

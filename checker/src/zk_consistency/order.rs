@@ -9,7 +9,7 @@ use crate::history::{ClientId, Event, History, OpId, Operation, Outcome, Session
 use crate::properties::ViolationKind;
 use crate::properties::{ms, CheckResult, Violation};
 
-use super::compare::describe;
+use super::op_text::describe;
 use super::replay::{is_read, CommitInfo};
 
 /// A session, or a client whose ops carry no session id.

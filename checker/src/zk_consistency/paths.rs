@@ -10,7 +10,7 @@ use zkdst_model::client_error::{INVALID_ARGUMENT, INVALID_PATH};
 use crate::history::{Op, Operation, Outcome};
 use crate::properties::{CheckResult, Violation, ViolationKind};
 
-use super::compare::short_op;
+use super::op_text::short_op;
 
 /// Why `PathUtils.validatePath` refuses `path`, or `None` for a valid path.
 pub fn path_problem(path: &str) -> Option<String> {

@@ -16,7 +16,8 @@ use crate::history::{Event, History, Op, OpId, Operation, Outcome, SessionId, Ti
 use crate::properties::ViolationKind;
 use crate::properties::{CheckResult, Violation};
 
-use super::compare::{describe, expected_read, read_differs, seen_zxid, write_reply_differs};
+use super::compare::{expected_read, read_differs, seen_zxid, write_reply_differs};
+use super::op_text::describe;
 use super::tree::{same_txn, DataTree};
 
 /// One committed txn, deduplicated over servers.

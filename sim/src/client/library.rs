@@ -23,7 +23,7 @@ use zkdst_recipes::zk::{
     SessionState, Stat, StateFanout, StateWatch, WatchedEvent, ZkClient, ZkError, ZkResult,
 };
 
-use super::library_lock::LockFn;
+use super::library_lock::{LibraryHold, LockFn, LockPrefix};
 use super::{record, ClientConfig};
 use crate::proto::{Request, Response};
 use crate::recorder::Recorder;
@@ -683,5 +683,18 @@ fn children_reply((children, stat, _): &(Vec<String>, Stat, Option<OneshotWatch>
         children: children.clone(),
         sorted: sorted.into(),
         stat: *stat,
+    }
+}
+
+impl LibraryClient {
+    /// Takes the library's own lock in `dir` (see [`LockFn`], in
+    /// `library_lock`); not recorded as calls: the workload records the
+    /// acquire.
+    pub async fn lock(&self, dir: &str, prefix: LockPrefix) -> ZkResult<Box<dyn LibraryHold>> {
+        let lock = self.library().lock.ok_or(zkdst_recipes::zk::ZkError::Unimplemented)?;
+        let session = self.session().await?;
+        let hold = lock(session.as_any(), dir, prefix).await;
+        self.noticed(&hold);
+        hold
     }
 }

@@ -1,6 +1,6 @@
 //! The client library's own lock recipe as a subject under test —
 //! zookeeper-client's `Client::lock`, whose `LockClient` is a lock people
-//! ship. The workload takes it through [`LibraryClient::lock`] exactly as an
+//! ship. The workload takes it through `LibraryClient::lock` exactly as an
 //! application would (acquire, write through the hold, drop to release), so
 //! the hold checkers judge the library's code, not zkdst's recipes.
 
@@ -8,8 +8,6 @@ use std::any::Any;
 
 use futures::future::BoxFuture;
 use zkdst_recipes::zk::ZkResult;
-
-use super::library::LibraryClient;
 
 zkdst_model::words! {
     /// How the library names its lock nodes.
@@ -42,15 +40,3 @@ pub trait LibraryHold: Send + Sync + 'static {
 /// if it is missing.
 pub type LockFn =
     for<'a> fn(&'a (dyn Any + Send + Sync), &'a str, LockPrefix) -> BoxFuture<'a, ZkResult<Box<dyn LibraryHold>>>;
-
-impl LibraryClient {
-    /// Takes the library's own lock in `dir` (see [`LockFn`]); not recorded
-    /// as calls: the workload records the acquire.
-    pub async fn lock(&self, dir: &str, prefix: LockPrefix) -> ZkResult<Box<dyn LibraryHold>> {
-        let lock = self.library().lock.ok_or(zkdst_recipes::zk::ZkError::Unimplemented)?;
-        let session = self.session().await?;
-        let hold = lock(session.as_any(), dir, prefix).await;
-        self.noticed(&hold);
-        hold
-    }
-}
