@@ -122,6 +122,7 @@ mod tests {
             "session-lost",
             "recipe-errors",
             "watches",
+            "client-protocol",
         ];
         assert_eq!(names(), want);
         let h = History::new();
