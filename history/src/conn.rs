@@ -99,6 +99,9 @@ pub enum CloseReason {
     NotServing,
     /// Authentication failed (an unknown scheme, or SASL).
     AuthFailed,
+    /// The server process stopped (killed, crashed or restarted): its
+    /// connections ended with it.
+    ServerStopped,
 }
 
 impl ConnEvent {

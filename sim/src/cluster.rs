@@ -128,6 +128,7 @@ impl Cluster {
                 disk: Disk::new(),
                 recorder: recorder.clone(),
                 status: Arc::new(Mutex::new(None)),
+                wires: Arc::default(),
                 fsync_us: cfg.fsync_us,
             };
             let s = spec.clone();
@@ -383,6 +384,7 @@ impl Cluster {
         if !slot.up {
             return;
         }
+        slot.spec.connections_lost();
         self.handle.kill(slot.node.id());
         slot.up = false;
         let lost = slot.spec.disk.crash(lose_unsynced, &mut self.rng);
@@ -400,6 +402,7 @@ impl Cluster {
             return;
         };
         if slot.up {
+            slot.spec.connections_lost();
             self.handle.kill(slot.node.id());
         }
         self.handle.restart(slot.node.id());

@@ -20,6 +20,7 @@ use crate::proto::{PeerMsg, ToClient, ToServer};
 use crate::recorder::Recorder;
 use crate::tree::DataTree;
 use crate::wire::WireConn;
+use zkdst_history::CloseReason;
 use crate::zab::{Role, ServerId, Zxid};
 
 pub use crate::addr::{server_ip, CLIENT_PORT, PEER_PORT, WIRE_PORT};
@@ -56,6 +57,10 @@ pub struct ServerNode {
     /// The running server's core, shared so that status can be read on
     /// demand (None before the first start).
     pub status: Arc<Mutex<Option<ServerCore>>>,
+    /// The running server's byte-stream connections: their protocol state,
+    /// used under the core's lock; shared so that a crash can record their
+    /// end (each start begins with none).
+    pub wires: Arc<Mutex<BTreeMap<ConnId, WireConn>>>,
     /// fsync latency range, in microseconds.
     pub fsync_us: (u64, u64),
 }
@@ -100,8 +105,8 @@ type Conns = BTreeMap<ConnId, (Sink, JoinHandle<()>)>;
 struct Running {
     node: ServerNode,
     shell: Mutex<Shell>,
-    /// Byte-stream connections: their protocol state, used under the core's lock.
-    wires: Mutex<BTreeMap<ConnId, WireConn>>,
+    /// The node's `wires`.
+    wires: Arc<Mutex<BTreeMap<ConnId, WireConn>>>,
 }
 
 /// Where the core's outputs go.
@@ -148,6 +153,18 @@ impl PeerLink {
 }
 
 impl ServerNode {
+    /// The server is about to be killed: every wire connection it holds
+    /// ends with it, and the servers' record says so.
+    pub fn connections_lost(&self) {
+        let wires = std::mem::take(&mut *self.wires.lock().unwrap_or_else(|e| e.into_inner()));
+        for (conn, mut w) in wires {
+            w.closed_by_server(CloseReason::ServerStopped);
+            for event in w.take_log() {
+                self.recorder.conn_event(self.cfg.id, conn, w.peer(), event);
+            }
+        }
+    }
+
     /// The node's main task: runs until the node is killed.
     pub async fn run(self) {
         let me = self.cfg.id;
@@ -173,6 +190,8 @@ impl ServerNode {
         }
         let tick = Duration::from_millis((self.cfg.tick_ms / 2).max(1));
         let (fsyncs, mut fsync_rx) = mpsc::unbounded::<(FsyncTicket, Duration)>();
+        let wires = self.wires.clone();
+        wires.lock().unwrap_or_else(|e| e.into_inner()).clear();
         let srv = Arc::new(Running {
             node: self,
             shell: Mutex::new(Shell {
@@ -182,7 +201,7 @@ impl ServerNode {
                 fsync_next: None,
                 fsyncs,
             }),
-            wires: Mutex::new(BTreeMap::new()),
+            wires,
         });
         let mut tasks: Vec<JoinHandle<()>> = vec![
             madsim::task::spawn(accept_peers(peer_listener, srv.clone())),
