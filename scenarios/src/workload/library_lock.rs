@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use zkdst_recipes::zk::{ZkError, ZkResult};
+use zkdst_recipes::zk::{SessionId, SessionState, ZkClient, ZkError, ZkResult};
 use zkdst_recipes::{RecipeError, RecipeResult};
 use zkdst_sim::client::library_lock::{LibraryHold, LockPrefix};
 use zkdst_sim::client::AnyClient;
@@ -33,6 +33,10 @@ impl LibraryLock {
 pub struct LibraryHeld {
     hold: Box<dyn LibraryHold>,
     token: i64,
+    /// The client, and the session the hold was granted on: the library
+    /// tells a holder nothing, so the application watches its session.
+    zk: AnyClient,
+    session: SessionId,
 }
 
 impl Contend for LibraryLock {
@@ -44,8 +48,14 @@ impl Contend for LibraryLock {
             return Err(RecipeError::Zk(ZkError::Unimplemented));
         };
         let hold = client.lock(LOCK, self.prefix).await.map_err(RecipeError::from_zk)?;
+        let session = self.zk.session_id();
         match hold.czxid() {
-            Some(token) => Ok(LibraryHeld { hold, token }),
+            Some(token) => Ok(LibraryHeld {
+                hold,
+                token,
+                zk: self.zk.clone(),
+                session,
+            }),
             // Granted, but the node was gone by the first look (its session
             // ended): the application learns it holds nothing.
             None => Err(RecipeError::NodeGone(hold.node().to_string())),
@@ -67,10 +77,14 @@ impl Held for LibraryHeld {
         self.token
     }
 
-    /// The library does not tell a holder its node is gone: only its
-    /// guarded writes find out.
+    /// The library does not tell a holder its node is gone (only its
+    /// guarded writes find out), so the application does what ZooKeeper's
+    /// recipes ask of it: once its session is Expired or Closed, or replaced
+    /// by another, the session's ephemeral lock node is gone and it holds
+    /// nothing. (Without this the workload wrote after its client was told
+    /// Expired: library-lock-shared seeds 35, 74, ... held-after-session-end.)
     fn is_lost(&self) -> bool {
-        false
+        matches!(self.zk.state(), SessionState::Expired | SessionState::Closed) || self.zk.session_id() != self.session
     }
 
     fn guarded_set<'a>(&'a self, path: &'a str, data: &'a [u8]) -> Option<BoxFuture<'a, ZkResult<()>>> {
