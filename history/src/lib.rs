@@ -162,6 +162,16 @@ pub enum Event {
         #[serde(flatten)]
         event: ConnEvent,
     },
+    /// A lose-reply fault took effect: the reply to the client's request
+    /// `xid` reached its node and was dropped, the connection reset, before
+    /// the client read it (armed by the nemesis, it fires on the next write,
+    /// which may come after the heal).
+    ReplyLost {
+        time: Time,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client: Option<ClientId>,
+        xid: i32,
+    },
     /// Something worth showing on a timeline that is not an operation.
     Note {
         time: Time,
@@ -183,6 +193,7 @@ impl Event {
             | Event::SetWatches { time, .. }
             | Event::Replica { time, .. }
             | Event::Conn { time, .. }
+            | Event::ReplyLost { time, .. }
             | Event::Note { time, .. } => *time,
         }
     }

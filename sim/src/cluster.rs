@@ -109,6 +109,7 @@ pub struct Cluster {
 impl Cluster {
     /// Starts `cfg.servers` servers. Call inside a madsim runtime.
     pub fn start(cfg: EnsembleConfig, recorder: Recorder, seed: u64) -> Cluster {
+        crate::wire::stream::record_lost_replies(recorder.clone());
         let handle = Handle::current();
         let ids: Vec<ServerId> = (1..=cfg.servers).collect();
         let mut servers = BTreeMap::new();

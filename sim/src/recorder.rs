@@ -259,6 +259,16 @@ impl Recorder {
         });
     }
 
+    /// A lose-reply fault dropped the reply to request `xid` on its way
+    /// into client node `node`.
+    pub fn reply_lost(&self, node: NodeId, xid: i32) {
+        let time = self.now_ns();
+        tracing::info!(target: "zkdst::history", "reply to xid {xid} lost (lose-reply)");
+        let mut s = self.lock();
+        let client = s.client_nodes.get(&node).copied();
+        s.history.events.push(Event::ReplyLost { time, client, xid });
+    }
+
     pub fn note(&self, client: Option<ClientId>, text: impl Into<String>) {
         let time = self.now_ns();
         let text = text.into();

@@ -29,13 +29,28 @@
 //!   the client read them, which a lost reply denies; the record does not
 //!   hold that proof yet.
 //!
+//! - **no unexplained disconnect**: a client closes a connection only
+//!   after a fault, a server close, silence, or its application closing
+//!   the session. After the faults healed (plus a session timeout, for
+//!   what a fault set in motion), a client that drops its own connection
+//!   while the server is answering (a frame within the last third of the
+//!   session timeout, ZooKeeper's ping interval) and its application goes
+//!   on working is a client defect: a reply or notification it could not
+//!   parse or match. Reported with the last frames the connection carried.
+//!   A library's own silence timer (zookeeper-client's 2/5 of the session
+//!   timeout, ZooKeeper's Java client's 2/3) is its choice, not a defect.
+//!   Faults are not yet told apart by target, so only the quiet phase
+//!   after the heal is judged; a lose-reply armed earlier may fire there
+//!   (`Event::ReplyLost`), and the reset it makes explains the close.
+//!
 //! A history without connection records (the typed simulated client's)
 //! passes with no connections judged, figure `connections` = 0.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use crate::history::{ConnEvent, Event, History, Operation, SessionId, Time, Zxid};
+use crate::history::{ClosedBy, ConnEvent, Event, History, Operation, SessionId, Time, Zxid};
 
+use super::params::healed_at;
 use super::result::{ms, CheckResult, Violation};
 use super::{Params, ViolationKind};
 
@@ -53,6 +68,33 @@ struct Conn {
     client: Option<u32>,
     /// Requests read and not yet answered, oldest first: xid and type.
     in_flight: VecDeque<(i32, String)>,
+    /// The negotiated session timeout.
+    timeout_ms: i32,
+    /// The application asked to close its session on this connection.
+    close_session: bool,
+    /// The last frames, for a report.
+    recent: VecDeque<String>,
+    /// When the server last wrote on it.
+    last_server_frame: Time,
+}
+
+/// How long after a reply was lost the server may read the reset.
+const LOST_REPLY_WINDOW: Time = 1_000_000_000;
+
+/// Frames a disconnect report quotes.
+const RECENT: usize = 4;
+
+/// A connection the client side ended.
+struct ClientEof {
+    time: Time,
+    session: Option<SessionId>,
+    /// How long the server had been silent on it.
+    silence: Time,
+    client: u32,
+    key: ConnKey,
+    timeout_ms: i32,
+    close_session: bool,
+    recent: Vec<String>,
 }
 
 /// A connection's claim of what its session has seen: the zxid, and when
@@ -63,7 +105,7 @@ struct Claim {
     what: &'static str,
 }
 
-pub fn check_ops(h: &History, _ops: &[Operation], _p: &Params) -> CheckResult {
+pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let mut conns: BTreeMap<ConnKey, Conn> = BTreeMap::new();
     let mut used: BTreeMap<SessionId, BTreeMap<i32, (Time, u32)>> = BTreeMap::new();
@@ -71,7 +113,15 @@ pub fn check_ops(h: &History, _ops: &[Operation], _p: &Params) -> CheckResult {
     let mut sessions = BTreeSet::new();
     let (mut requests, mut replies, mut reused_numbers) = (0u64, 0u64, 0u64);
     let mut opened = 0u64;
+    let mut eofs: Vec<ClientEof> = Vec::new();
+    let mut lost: BTreeMap<u32, Vec<Time>> = BTreeMap::new();
     for e in &h.events {
+        if let Event::ReplyLost {
+            time, client: Some(c), ..
+        } = e
+        {
+            lost.entry(*c).or_default().push(*time);
+        }
         let Event::Conn {
             time,
             server,
@@ -95,6 +145,16 @@ pub fn check_ops(h: &History, _ops: &[Operation], _p: &Params) -> CheckResult {
         }
         let c = conns.entry(key).or_default();
         c.client = *client;
+        if c.recent.len() == RECENT {
+            c.recent.pop_front();
+        }
+        c.recent.push_back(format!("{} {}", ms(*time), frame_text(event)));
+        if matches!(
+            event,
+            ConnEvent::Established { .. } | ConnEvent::Reply { .. } | ConnEvent::Notification { .. }
+        ) {
+            c.last_server_frame = *time;
+        }
         let who = || {
             let client = client.map(|c| format!("client {c}, ")).unwrap_or_default();
             format!("{client}connection {conn} on zk{server}")
@@ -130,7 +190,8 @@ pub fn check_ops(h: &History, _ops: &[Operation], _p: &Params) -> CheckResult {
                     claim(*session, *last_zxid_seen, "ConnectRequest", &mut r);
                 }
             }
-            ConnEvent::Established { session, .. } => {
+            ConnEvent::Established { session, timeout_ms } => {
+                c.timeout_ms = *timeout_ms;
                 if *session != 0 {
                     c.session = Some(*session);
                     sessions.insert(*session);
@@ -143,6 +204,7 @@ pub fn check_ops(h: &History, _ops: &[Operation], _p: &Params) -> CheckResult {
             }
             ConnEvent::Request { xid, op } => {
                 requests += 1;
+                c.close_session |= op == "CloseSession";
                 c.in_flight.push_back((*xid, op.clone()));
                 let Some(s) = c.session.filter(|_| *xid > 0) else {
                     continue;
@@ -186,15 +248,109 @@ pub fn check_ops(h: &History, _ops: &[Operation], _p: &Params) -> CheckResult {
                     .times([*time]),
                 );
             }
+            ConnEvent::Close {
+                by: ClosedBy::Client, ..
+            } => {
+                if let Some(client) = *client {
+                    eofs.push(ClientEof {
+                        time: *time,
+                        session: c.session,
+                        silence: time.saturating_sub(c.last_server_frame),
+                        client,
+                        key,
+                        timeout_ms: c.timeout_ms,
+                        close_session: c.close_session,
+                        recent: c.recent.iter().cloned().collect(),
+                    });
+                }
+            }
             ConnEvent::Notification { .. } | ConnEvent::Close { .. } => {}
         }
     }
+    unexplained_disconnects(h, ops, p, &eofs, &lost, &mut r);
     r.figure("connections", (opened + conns.len() as u64) as f64);
     r.figure("connection_numbers_reused", reused_numbers as f64);
     r.figure("sessions", sessions.len() as f64);
     r.figure("requests", requests as f64);
     r.figure("replies", replies as f64);
     r
+}
+
+/// Client-side closes in the quiet phase, while the client's application
+/// went on working, with no CloseSession on the connection.
+fn unexplained_disconnects(
+    h: &History,
+    ops: &[Operation],
+    p: &Params,
+    eofs: &[ClientEof],
+    lost: &BTreeMap<u32, Vec<Time>>,
+    r: &mut CheckResult,
+) {
+    let Some(healed) = healed_at(h, p) else { return };
+    // When each session's application last heard back from a call: an
+    // application that drops its client for a new session has left the
+    // old one.
+    let mut last_done: BTreeMap<SessionId, Time> = BTreeMap::new();
+    for o in ops {
+        if let (Some(t), Some(s)) = (o.completed, o.session) {
+            let e = last_done.entry(s).or_default();
+            *e = (*e).max(t);
+        }
+    }
+    let mut judged = 0u64;
+    for e in eofs {
+        let settled = healed + (e.timeout_ms.max(0) as Time) * super::NS_PER_MS;
+        let working_after = e
+            .session
+            .and_then(|s| last_done.get(&s))
+            .is_some_and(|&t| t > e.time);
+        let silent = e.silence.saturating_mul(3) >= (e.timeout_ms.max(0) as Time) * super::NS_PER_MS;
+        // A lose-reply armed in the fault phase fires on the next write,
+        // after the heal too: the reset it makes is the fault's.
+        let reply_lost = lost
+            .get(&e.client)
+            .is_some_and(|ts| ts.iter().any(|&t| t <= e.time && e.time - t <= LOST_REPLY_WINDOW));
+        if e.close_session || e.time <= settled || !working_after || silent || reply_lost {
+            continue;
+        }
+        judged += 1;
+        let (server, conn) = e.key;
+        r.violation(
+            Violation::new(
+                ViolationKind::UnexplainedDisconnect,
+                format!(
+                    "client {} closed its connection {conn} on zk{server} at {}, {} ms after the server's last frame on it, after the faults healed at {} (and a session timeout), without closing its session, whose application went on working; its last frames: {}",
+                    e.client,
+                    ms(e.time),
+                    e.silence / super::NS_PER_MS,
+                    ms(healed),
+                    e.recent.join("; ")
+                ),
+            )
+            .clients([e.client])
+            .times([e.time]),
+        );
+    }
+    r.figure("client_closes", eofs.len() as f64);
+    r.figure("client_closes_judged", judged as f64);
+}
+
+/// A frame in words, for reports.
+fn frame_text(e: &ConnEvent) -> String {
+    match e {
+        ConnEvent::Connect {
+            session, last_zxid_seen, ..
+        } => format!("connect session {session:#x} last_zxid_seen {last_zxid_seen:#x}"),
+        ConnEvent::Established { session, timeout_ms } => format!("established {session:#x} ({timeout_ms} ms)"),
+        ConnEvent::Request { xid, op } => format!("request {op} xid {xid}"),
+        ConnEvent::Reply { xid, zxid, err } => match err {
+            Some(code) => format!("reply xid {xid} zxid {zxid:#x} {}", code.name()),
+            None => format!("reply xid {xid} zxid {zxid:#x}"),
+        },
+        ConnEvent::Notification { path, event, .. } => format!("notification {event} {path}"),
+        ConnEvent::SetWatches { relative_zxid, .. } => format!("SetWatches from {relative_zxid:#x}"),
+        ConnEvent::Close { by, reason } => format!("close by {by:?} ({reason:?})"),
+    }
 }
 
 pub fn check(h: &History, p: &Params) -> CheckResult {
@@ -204,7 +360,7 @@ pub fn check(h: &History, p: &Params) -> CheckResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{CloseReason, ClosedBy};
+    use crate::history::{CloseReason, Op, Outcome, Value};
     use crate::properties::testkit::Builder;
     use crate::properties::Verdict;
 
@@ -365,6 +521,77 @@ mod tests {
         let r = w.judge();
         assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.violations);
         assert_eq!(r.figures.get("connection_numbers_reused"), Some(&1.0));
+    }
+
+    /// Client 0's connection closed by the client at `t` ms, after the
+    /// heal at 10 s, with an operation of its completing at 30 s.
+    fn disconnect_at(t_ms: u64, close_session: bool) -> CheckResult {
+        let mut w = Wire::new();
+        w.open(1, 1, 0, 0).call(1, 1, 1, 5);
+        // The server answers a ping just before the close.
+        w.t = t_ms * 1_000_000 - 3_000_000;
+        w.call(1, 1, -2, 5);
+        if close_session {
+            w.t -= 1;
+            w.ev(1, 1, ConnEvent::Request { xid: 2, op: "CloseSession".into() });
+        }
+        w.close(1, 1);
+        w.b.meta("healed_at", "10000000000");
+        let sync = w.b.invoke_s(29_000, 0, Some(S), Op::Sync { path: "/".into() });
+        w.b.complete(sync, 30_000, Outcome::Ok { value: Value::Unit });
+        check(&w.b.clone_build(), &Params::default())
+    }
+
+    #[test]
+    fn a_client_dropping_a_healthy_connection_after_the_heal_is_unexplained() {
+        let r = disconnect_at(20_000, false);
+        assert_eq!(kinds(&r), vec![ViolationKind::UnexplainedDisconnect]);
+        assert!(r.violations[0].explanation.contains("1 ms after the server's last frame"), "{}", r.violations[0].explanation);
+        assert!(r.violations[0].explanation.contains("reply xid -2 zxid 0x5"), "{}", r.violations[0].explanation);
+        // During the faults, or a session timeout after them: explained.
+        assert_eq!(disconnect_at(9_000, false).verdict, Verdict::Pass);
+        assert_eq!(disconnect_at(13_000, false).verdict, Verdict::Pass);
+        // After a third of the session timeout (4 s) of the server's
+        // silence: explained (the library's own timer).
+        let mut w = Wire::new();
+        w.open(1, 1, 0, 0).call(1, 1, 1, 5);
+        w.t = 20_000_000_000;
+        w.ev(1, 1, ConnEvent::Request { xid: 2, op: "SetData".into() });
+        w.t = 21_400_000_000;
+        w.close(1, 1);
+        w.b.meta("healed_at", "10000000000");
+        let sync = w.b.invoke_s(29_000, 0, Some(S), Op::Sync { path: "/".into() });
+        w.b.complete(sync, 30_000, Outcome::Ok { value: Value::Unit });
+        assert_eq!(check(&w.b.clone_build(), &Params::default()).verdict, Verdict::Pass);
+        // A reply lost to a lose-reply fault armed before the heal: explained.
+        let mut w = Wire::new();
+        w.open(1, 1, 0, 0).call(1, 1, 1, 5);
+        w.t = 19_997_000_000;
+        w.call(1, 1, 2, 6);
+        w.b.push(Event::ReplyLost {
+            time: 19_998_500_000,
+            client: Some(0),
+            xid: 2,
+        });
+        w.close(1, 1);
+        w.b.meta("healed_at", "10000000000");
+        let sync = w.b.invoke_s(29_000, 0, Some(S), Op::Sync { path: "/".into() });
+        w.b.complete(sync, 30_000, Outcome::Ok { value: Value::Unit });
+        assert_eq!(check(&w.b.clone_build(), &Params::default()).verdict, Verdict::Pass);
+        // Its application closed the session: explained.
+        assert_eq!(disconnect_at(20_000, true).verdict, Verdict::Pass);
+        // An application that goes on with a new session has left this one.
+        let mut w = Wire::new();
+        w.open(1, 1, 0, 0).call(1, 1, 1, 5);
+        w.t = 19_997_000_000;
+        w.call(1, 1, -2, 5).close(1, 1);
+        w.b.meta("healed_at", "10000000000");
+        let sync = w.b.invoke_s(29_000, 0, Some(S + 1), Op::Sync { path: "/".into() });
+        w.b.complete(sync, 30_000, Outcome::Ok { value: Value::Unit });
+        assert_eq!(check(&w.b.clone_build(), &Params::default()).verdict, Verdict::Pass);
+        // After its application's last call: the application left.
+        let r = disconnect_at(31_000, false);
+        assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.violations);
     }
 
     #[test]

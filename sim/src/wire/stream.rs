@@ -28,6 +28,7 @@ use zkdst_wire::{peek_xid, OpCode, RequestHeader};
 
 use crate::addr::{server_ip, WIRE_PORT};
 use crate::net::{self, Receiver, Sender};
+use crate::recorder::Recorder;
 
 /// A connection to a simulated server's wire port.
 pub struct WireStream {
@@ -50,6 +51,8 @@ struct Inner {
     recvd: Frames,
     lose_armed: bool,
     lose_xid: Option<i32>,
+    /// The client node that opened it.
+    node: NodeId,
 }
 
 /// Live streams per client node, for the nemesis's connection faults.
@@ -57,6 +60,8 @@ struct Inner {
 struct Registry {
     streams: BTreeMap<NodeId, Vec<Weak<Mutex<Inner>>>>,
     lose_armed: BTreeMap<NodeId, bool>,
+    /// Where a lost reply is recorded.
+    recorder: Option<Recorder>,
 }
 
 thread_local! {
@@ -72,6 +77,12 @@ fn lock(m: &Mutex<Inner>) -> std::sync::MutexGuard<'_, Inner> {
 /// Clears the registry: call when a simulation starts on this thread.
 pub fn reset_registry() {
     REGISTRY.with(|r| *r.borrow_mut() = Registry::default());
+}
+
+/// Records the replies lose-reply drops in `recorder`'s history (the
+/// cluster sets it as it starts).
+pub fn record_lost_replies(recorder: Recorder) {
+    REGISTRY.with(|r| r.borrow_mut().recorder = Some(recorder));
 }
 
 /// Resolves a host name the way the simulation names servers: `zkN` or
@@ -118,6 +129,7 @@ impl WireStream {
             recvd: Frames::default(),
             lose_armed,
             lose_xid: None,
+            node,
         }));
         REGISTRY.with(|r| {
             let mut r = r.borrow_mut();
@@ -259,7 +271,12 @@ impl AsyncRead for WireStream {
                 Poll::Ready(None) => return Poll::Ready(Ok(0)),
                 Poll::Ready(Some(bytes)) => {
                     if g.tap_received(&bytes) {
-                        g.lose_xid = None;
+                        if let Some(xid) = g.lose_xid.take() {
+                            let rec = REGISTRY.with(|r| r.borrow().recorder.clone());
+                            if let Some(rec) = rec {
+                                rec.reply_lost(g.node, xid);
+                            }
+                        }
                         g.do_reset();
                         continue;
                     }
