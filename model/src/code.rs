@@ -88,6 +88,21 @@ impl std::fmt::Display for ErrorCode {
     }
 }
 
+/// A history records an error code by ZooKeeper's name (`"NoNode"`).
+impl serde::Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ErrorCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        ErrorCode::from_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown ZooKeeper error code {name:?}")))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,20 +118,5 @@ mod tests {
         assert_eq!(ErrorCode::ThrottledOp.as_i32(), -127);
         assert_eq!(ErrorCode::from_i32(-126), None);
         assert_eq!(ErrorCode::InvalidAcl.to_string(), "InvalidACL (-114)");
-    }
-}
-
-/// A history records an error code by ZooKeeper's name (`"NoNode"`).
-impl serde::Serialize for ErrorCode {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for ErrorCode {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        ErrorCode::from_name(&name)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown ZooKeeper error code {name:?}")))
     }
 }
