@@ -14,11 +14,7 @@ const EXPECTED: &[(&str, &str, i32)] = &[
         "mutex: violation, fencing: violation",
         1,
     ),
-    (
-        "checker/tests/corpora/porcupine/jepsen/etcd_002.log",
-        "linearizable",
-        0,
-    ),
+    ("checker/tests/corpora/porcupine/jepsen/etcd_002.log", "linearizable", 0),
 ];
 
 fn root() -> &'static Path {

@@ -17,7 +17,11 @@ fn root() -> PathBuf {
 /// The tracked files (`git ls-files`), or, outside a git checkout, every
 /// file under the root but build output.
 fn tracked() -> Vec<PathBuf> {
-    let out = Command::new("git").arg("ls-files").arg("-z").current_dir(root()).output();
+    let out = Command::new("git")
+        .arg("ls-files")
+        .arg("-z")
+        .current_dir(root())
+        .output();
     if let Some(out) = out.ok().filter(|o| o.status.success() && !o.stdout.is_empty()) {
         return out
             .stdout
@@ -30,7 +34,10 @@ fn tracked() -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut dirs = vec![PathBuf::new()];
     while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(root().join(&dir)).expect("readable checkout").flatten() {
+        for entry in std::fs::read_dir(root().join(&dir))
+            .expect("readable checkout")
+            .flatten()
+        {
             let rel = dir.join(entry.file_name());
             let name = entry.file_name().to_string_lossy().into_owned();
             if ["target", ".git", "store", "out"].contains(&name.as_str()) {
@@ -147,7 +154,11 @@ fn every_cited_docs_path_and_markdown_link_exists() {
             }
         }
     }
-    assert!(missing.is_empty(), "cited paths that do not exist:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "cited paths that do not exist:\n{}",
+        missing.join("\n")
+    );
 }
 
 #[test]

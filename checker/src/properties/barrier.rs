@@ -464,5 +464,4 @@ mod tests {
 }
 
 #[cfg(test)]
-#[path = "barrier_wait_tests.rs"]
-mod barrier_wait_tests;
+mod wait_tests;

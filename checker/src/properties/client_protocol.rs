@@ -112,7 +112,6 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
     let mut claims: BTreeMap<ConnKey, Claim> = BTreeMap::new();
     let mut sessions = BTreeSet::new();
     let (mut requests, mut replies, mut reused_numbers) = (0u64, 0u64, 0u64);
-    let mut opened = 0u64;
     let mut eofs: Vec<ClientEof> = Vec::new();
     let mut lost: BTreeMap<u32, Vec<Time>> = BTreeMap::new();
     for e in &h.events {
@@ -140,7 +139,6 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
             claims.remove(&key);
             if conns.remove(&key).is_some() {
                 reused_numbers += 1;
-                opened += 1;
             }
         }
         let c = conns.entry(key).or_default();
@@ -177,7 +175,14 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
                     .times([prev.time, *time]),
                 );
             } else {
-                claims.insert(key, Claim { zxid, time: *time, what });
+                claims.insert(
+                    key,
+                    Claim {
+                        zxid,
+                        time: *time,
+                        what,
+                    },
+                );
             }
         };
         match event {
@@ -268,7 +273,8 @@ pub fn check_ops(h: &History, ops: &[Operation], p: &Params) -> CheckResult {
         }
     }
     unexplained_disconnects(h, ops, p, &eofs, &lost, &mut r);
-    r.figure("connections", (opened + conns.len() as u64) as f64);
+    // A reused number is a connection the map no longer holds.
+    r.figure("connections", (reused_numbers + conns.len() as u64) as f64);
     r.figure("connection_numbers_reused", reused_numbers as f64);
     r.figure("sessions", sessions.len() as f64);
     r.figure("requests", requests as f64);
@@ -300,10 +306,7 @@ fn unexplained_disconnects(
     let mut judged = 0u64;
     for e in eofs {
         let settled = healed + (e.timeout_ms.max(0) as Time) * super::NS_PER_MS;
-        let working_after = e
-            .session
-            .and_then(|s| last_done.get(&s))
-            .is_some_and(|&t| t > e.time);
+        let working_after = e.session.and_then(|s| last_done.get(&s)).is_some_and(|&t| t > e.time);
         let silent = e.silence.saturating_mul(3) >= (e.timeout_ms.max(0) as Time) * super::NS_PER_MS;
         // A lose-reply armed in the fault phase fires on the next write,
         // after the heal too: the reset it makes is the fault's.
@@ -339,7 +342,9 @@ fn unexplained_disconnects(
 fn frame_text(e: &ConnEvent) -> String {
     match e {
         ConnEvent::Connect {
-            session, last_zxid_seen, ..
+            session,
+            last_zxid_seen,
+            ..
         } => format!("connect session {session:#x} last_zxid_seen {last_zxid_seen:#x}"),
         ConnEvent::Established { session, timeout_ms } => format!("established {session:#x} ({timeout_ms} ms)"),
         ConnEvent::Request { xid, op } => format!("request {op} xid {xid}"),
@@ -374,7 +379,10 @@ mod tests {
 
     impl Wire {
         fn new() -> Self {
-            Wire { b: Builder::new(), t: 0 }
+            Wire {
+                b: Builder::new(),
+                t: 0,
+            }
         }
         fn ev(&mut self, server: u32, conn: u64, event: ConnEvent) -> &mut Self {
             self.t += 1_000_000;
@@ -399,11 +407,25 @@ mod tests {
                     password_ok: true,
                 },
             )
-            .ev(server, conn, ConnEvent::Established { session: S, timeout_ms: 4000 })
+            .ev(
+                server,
+                conn,
+                ConnEvent::Established {
+                    session: S,
+                    timeout_ms: 4000,
+                },
+            )
         }
         fn call(&mut self, server: u32, conn: u64, xid: i32, zxid: Zxid) -> &mut Self {
-            self.ev(server, conn, ConnEvent::Request { xid, op: "GetData".into() })
-                .ev(server, conn, ConnEvent::Reply { xid, zxid, err: None })
+            self.ev(
+                server,
+                conn,
+                ConnEvent::Request {
+                    xid,
+                    op: "GetData".into(),
+                },
+            )
+            .ev(server, conn, ConnEvent::Reply { xid, zxid, err: None })
         }
         fn close(&mut self, server: u32, conn: u64) -> &mut Self {
             self.ev(
@@ -429,7 +451,11 @@ mod tests {
     #[test]
     fn a_disciplined_session_across_a_reconnect_passes() {
         let mut w = Wire::new();
-        w.open(1, 1, 0, 0).call(1, 1, 1, 5).call(1, 1, -2, 5).call(1, 1, 2, 7).close(1, 1);
+        w.open(1, 1, 0, 0)
+            .call(1, 1, 1, 5)
+            .call(1, 1, -2, 5)
+            .call(1, 1, 2, 7)
+            .close(1, 1);
         w.open(2, 1, S, 7)
             .ev(
                 2,
@@ -486,25 +512,100 @@ mod tests {
         );
         let r = w.judge();
         assert_eq!(kinds(&r), vec![ViolationKind::LastZxidWentBack]);
-        assert!(r.violations[0].explanation.contains("0x9"), "{}", r.violations[0].explanation);
+        assert!(
+            r.violations[0].explanation.contains("0x9"),
+            "{}",
+            r.violations[0].explanation
+        );
     }
 
     #[test]
     fn replies_out_of_order_or_without_a_request_are_unmatched() {
         let mut w = Wire::new();
         w.open(1, 1, 0, 0)
-            .ev(1, 1, ConnEvent::Request { xid: 1, op: "GetData".into() })
-            .ev(1, 1, ConnEvent::Request { xid: 2, op: "GetData".into() })
-            .ev(1, 1, ConnEvent::Reply { xid: 2, zxid: 4, err: None })
-            .ev(1, 1, ConnEvent::Reply { xid: 1, zxid: 4, err: None })
-            .ev(1, 1, ConnEvent::Reply { xid: 7, zxid: 4, err: None })
+            .ev(
+                1,
+                1,
+                ConnEvent::Request {
+                    xid: 1,
+                    op: "GetData".into(),
+                },
+            )
+            .ev(
+                1,
+                1,
+                ConnEvent::Request {
+                    xid: 2,
+                    op: "GetData".into(),
+                },
+            )
+            .ev(
+                1,
+                1,
+                ConnEvent::Reply {
+                    xid: 2,
+                    zxid: 4,
+                    err: None,
+                },
+            )
+            .ev(
+                1,
+                1,
+                ConnEvent::Reply {
+                    xid: 1,
+                    zxid: 4,
+                    err: None,
+                },
+            )
+            .ev(
+                1,
+                1,
+                ConnEvent::Reply {
+                    xid: 7,
+                    zxid: 4,
+                    err: None,
+                },
+            )
             // Auth is answered on receipt, ahead of the queue: in order.
-            .ev(1, 1, ConnEvent::Request { xid: 3, op: "GetData".into() })
-            .ev(1, 1, ConnEvent::Request { xid: -4, op: "Auth".into() })
-            .ev(1, 1, ConnEvent::Reply { xid: -4, zxid: 0, err: None })
-            .ev(1, 1, ConnEvent::Reply { xid: 3, zxid: 4, err: None });
+            .ev(
+                1,
+                1,
+                ConnEvent::Request {
+                    xid: 3,
+                    op: "GetData".into(),
+                },
+            )
+            .ev(
+                1,
+                1,
+                ConnEvent::Request {
+                    xid: -4,
+                    op: "Auth".into(),
+                },
+            )
+            .ev(
+                1,
+                1,
+                ConnEvent::Reply {
+                    xid: -4,
+                    zxid: 0,
+                    err: None,
+                },
+            )
+            .ev(
+                1,
+                1,
+                ConnEvent::Reply {
+                    xid: 3,
+                    zxid: 4,
+                    err: None,
+                },
+            );
         let r = w.judge();
-        assert_eq!(kinds(&r), vec![ViolationKind::ReplyUnmatched, ViolationKind::ReplyUnmatched]);
+        assert_eq!(
+            kinds(&r),
+            vec![ViolationKind::ReplyUnmatched, ViolationKind::ReplyUnmatched]
+        );
         assert!(r.violations[0].explanation.contains("out of order"));
         assert!(r.violations[1].explanation.contains("no request"));
     }
@@ -515,8 +616,14 @@ mod tests {
     #[test]
     fn a_restarted_server_reusing_a_connection_number_starts_clean() {
         let mut w = Wire::new();
-        w.open(1, 1, 0, 0)
-            .ev(1, 1, ConnEvent::Request { xid: 1, op: "GetData".into() });
+        w.open(1, 1, 0, 0).ev(
+            1,
+            1,
+            ConnEvent::Request {
+                xid: 1,
+                op: "GetData".into(),
+            },
+        );
         w.open(1, 1, S, 0).call(1, 1, 2, 3);
         let r = w.judge();
         assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.violations);
@@ -533,7 +640,14 @@ mod tests {
         w.call(1, 1, -2, 5);
         if close_session {
             w.t -= 1;
-            w.ev(1, 1, ConnEvent::Request { xid: 2, op: "CloseSession".into() });
+            w.ev(
+                1,
+                1,
+                ConnEvent::Request {
+                    xid: 2,
+                    op: "CloseSession".into(),
+                },
+            );
         }
         w.close(1, 1);
         w.b.meta("healed_at", "10000000000");
@@ -546,8 +660,18 @@ mod tests {
     fn a_client_dropping_a_healthy_connection_after_the_heal_is_unexplained() {
         let r = disconnect_at(20_000, false);
         assert_eq!(kinds(&r), vec![ViolationKind::UnexplainedDisconnect]);
-        assert!(r.violations[0].explanation.contains("1 ms after the server's last frame"), "{}", r.violations[0].explanation);
-        assert!(r.violations[0].explanation.contains("reply xid -2 zxid 0x5"), "{}", r.violations[0].explanation);
+        assert!(
+            r.violations[0]
+                .explanation
+                .contains("1 ms after the server's last frame"),
+            "{}",
+            r.violations[0].explanation
+        );
+        assert!(
+            r.violations[0].explanation.contains("reply xid -2 zxid 0x5"),
+            "{}",
+            r.violations[0].explanation
+        );
         // During the faults, or a session timeout after them: explained.
         assert_eq!(disconnect_at(9_000, false).verdict, Verdict::Pass);
         assert_eq!(disconnect_at(13_000, false).verdict, Verdict::Pass);
@@ -556,7 +680,14 @@ mod tests {
         let mut w = Wire::new();
         w.open(1, 1, 0, 0).call(1, 1, 1, 5);
         w.t = 20_000_000_000;
-        w.ev(1, 1, ConnEvent::Request { xid: 2, op: "SetData".into() });
+        w.ev(
+            1,
+            1,
+            ConnEvent::Request {
+                xid: 2,
+                op: "SetData".into(),
+            },
+        );
         w.t = 21_400_000_000;
         w.close(1, 1);
         w.b.meta("healed_at", "10000000000");

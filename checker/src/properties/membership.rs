@@ -546,9 +546,7 @@ mod tests {
 }
 
 #[cfg(test)]
-#[path = "config_wait_tests.rs"]
 mod config_wait_tests;
 
 #[cfg(test)]
-#[path = "member_act_tests.rs"]
 mod member_act_tests;

@@ -288,7 +288,10 @@ impl DataTree {
         }
         // Only an ephemeral parent refuses children (PrepRequestProcessor
         // asks for EphemeralType.NORMAL): a container or TTL parent takes them.
-        if matches!(EphemeralType::from_owner(parent.ephemeral_owner), EphemeralType::Normal(_)) {
+        if matches!(
+            EphemeralType::from_owner(parent.ephemeral_owner),
+            EphemeralType::Normal(_)
+        ) {
             return Err(code::NO_CHILDREN_FOR_EPHEMERALS);
         }
         let owner = EphemeralType::for_create(mode, session).owner();

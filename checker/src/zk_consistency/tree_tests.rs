@@ -133,7 +133,9 @@ fn ephemerals_die_with_their_session_and_have_no_children() {
 fn containers_and_ttl_nodes_take_children_and_show_owner_zero() {
     let mut t = DataTree::new();
     let c = t.apply_op(&create("/c", CreateMode::Container), 7, 1).unwrap();
-    let Value::Created { stat, .. } = &c.reply else { panic!("{c:?}") };
+    let Value::Created { stat, .. } = &c.reply else {
+        panic!("{c:?}")
+    };
     assert_eq!(stat.ephemeral_owner, 0);
     let committed = TxnRecord::Create {
         path: "/c".into(),
@@ -145,10 +147,17 @@ fn containers_and_ttl_nodes_take_children_and_show_owner_zero() {
     let mut replayed = DataTree::new();
     replayed.apply_txn(&committed, 1).unwrap();
     assert_eq!(replayed.get("/c"), t.get("/c"));
-    let r = t.apply_op(&create("/c/e", CreateMode::EphemeralSequential), 7, 2).unwrap();
+    let r = t
+        .apply_op(&create("/c/e", CreateMode::EphemeralSequential), 7, 2)
+        .unwrap();
     assert!(matches!(r.reply, Value::Created { .. }), "{r:?}");
-    let ttl = t.apply_op(&create("/t", CreateMode::PersistentWithTtl { ttl_ms: 500 }), 7, 3).unwrap();
-    assert!(matches!(ttl.reply, Value::Created { ref stat, .. } if stat.ephemeral_owner == 0), "{ttl:?}");
+    let ttl = t
+        .apply_op(&create("/t", CreateMode::PersistentWithTtl { ttl_ms: 500 }), 7, 3)
+        .unwrap();
+    assert!(
+        matches!(ttl.reply, Value::Created { ref stat, .. } if stat.ephemeral_owner == 0),
+        "{ttl:?}"
+    );
     let r = t.apply_op(&create("/t/x", CreateMode::Persistent), 7, 4).unwrap();
     assert!(matches!(r.reply, Value::Created { .. }), "{r:?}");
     assert_eq!(t.close_session(7, 5), vec!["/c/e0000000000".to_string()]);

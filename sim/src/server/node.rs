@@ -20,8 +20,8 @@ use crate::proto::{PeerMsg, ToClient, ToServer};
 use crate::recorder::Recorder;
 use crate::tree::DataTree;
 use crate::wire::WireConn;
-use zkdst_history::CloseReason;
 use crate::zab::{Role, ServerId, Zxid};
+use zkdst_history::CloseReason;
 
 pub use crate::addr::{server_ip, CLIENT_PORT, PEER_PORT, WIRE_PORT};
 /// Wire connections are numbered apart from typed ones.

@@ -1,5 +1,5 @@
 //! Tests of `barrier_wait`, run through the `barrier` checker that owns it: a
-//! child of `barrier`, so the sub-check does not import its family.
+//! child of `barrier` (barrier/), so the sub-check does not import its family.
 
 use crate::history::{Op, Outcome, SessionState, Value};
 use crate::properties::barrier::check;
