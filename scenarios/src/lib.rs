@@ -19,6 +19,7 @@ pub mod replay;
 mod resolve;
 pub mod runner;
 pub mod scenario;
+pub mod serve;
 pub mod shrink;
 pub mod stats;
 pub mod store;

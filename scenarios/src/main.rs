@@ -78,7 +78,15 @@ enum Cmd {
         /// message a server handles).
         #[arg(long, default_value = "info")]
         trace: zkdst_scenarios::trace::TraceLevel,
+        /// A served run's arrival log (`zkdst serve` writes it as
+        /// frames.jsonl): re-run that run's server side from it.
+        #[arg(long, conflicts_with = "html")]
+        frames: Option<PathBuf>,
     },
+    /// Serve the scenario's ensemble on 127.0.0.1 in real time, under its
+    /// fault plan, for any ZooKeeper client: prints one connect string per
+    /// application client, writes the servers' record when it ends.
+    Serve(cli::serve::ServeArgs),
     /// Minimise a failing seed's fault plan and workload; writes a plan file.
     Shrink {
         scenario: PathBuf,
@@ -257,9 +265,13 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
             history,
             html,
             trace,
+            frames,
         } => {
             let sc = load(&scenario)?;
             let plan = plan.as_deref().map(load_plan).transpose()?;
+            if let Some(f) = frames {
+                return cli::serve::replay(&sc, seed, plan.as_ref(), &f, history.as_deref());
+            }
             quiet_seed_panics();
             zkdst_scenarios::trace::init(trace);
             let o = run(&sc, seed, plan.as_ref());
@@ -275,6 +287,7 @@ fn dispatch(cmd: Cmd) -> Result<ExitCode> {
             Ok(exit_for(o.verdict))
         }
         Cmd::Fuzz(args) => cli::fuzz::fuzz(args),
+        Cmd::Serve(args) => cli::serve::serve(args),
         Cmd::Regress { what } => cli::regress::regress(what),
         Cmd::Shrink { scenario, seed, out } => {
             let sc = load(&scenario)?;

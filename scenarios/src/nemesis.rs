@@ -17,6 +17,31 @@ use crate::stats::Stats;
 /// The current session handle of every client, for connection faults.
 pub type ClientRegistry = Arc<Mutex<BTreeMap<u32, AnyClient>>>;
 
+/// Whose connections the client faults aim at.
+pub enum Conns {
+    /// The workload's sessions, by their current handles.
+    Sessions(ClientRegistry),
+    /// Real clients of a served ensemble: the streams their proxies hold
+    /// on each client's simulated node (`zkdst serve`).
+    Served(BTreeMap<u32, madsim::task::NodeId>),
+}
+
+impl Conns {
+    fn session(&self, client: u32) -> Option<AnyClient> {
+        match self {
+            Conns::Sessions(r) => r.lock().unwrap_or_else(|e| e.into_inner()).get(&client).cloned(),
+            Conns::Served(_) => None,
+        }
+    }
+
+    fn served_node(&self, client: u32) -> Option<madsim::task::NodeId> {
+        match self {
+            Conns::Served(nodes) => nodes.get(&client).copied(),
+            Conns::Sessions(_) => None,
+        }
+    }
+}
+
 fn node_ref(n: Node) -> NodeRef {
     match n {
         Node::Server(s) => NodeRef::Server(s),
@@ -51,7 +76,7 @@ pub const DEFAULT_LATENCY: (Duration, Duration) = (Duration::from_millis(1), Dur
 pub async fn run_plan(
     c: &mut Cluster,
     plan: &FaultPlan,
-    clients: &ClientRegistry,
+    clients: &Conns,
     t0: madsim::time::Instant,
     end_ms: u64,
     stats: &mut Stats,
@@ -128,7 +153,7 @@ fn all_servers(c: &Cluster) -> Vec<NodeRef> {
     c.server_ids().into_iter().map(NodeRef::Server).collect()
 }
 
-fn apply(c: &mut Cluster, f: &Fault, duration_ms: u64, clients: &ClientRegistry) -> Option<Undo> {
+fn apply(c: &mut Cluster, f: &Fault, duration_ms: u64, clients: &Conns) -> Option<Undo> {
     let servers = c.server_ids();
     let has_server = |s: &u32| servers.contains(s);
     match f {
@@ -218,13 +243,28 @@ fn apply(c: &mut Cluster, f: &Fault, duration_ms: u64, clients: &ClientRegistry)
             Some(Undo::Restart(*server))
         }
         Fault::DropConnection { client } => {
-            let h = clients.lock().unwrap_or_else(|e| e.into_inner()).get(client).cloned()?;
+            if let Some(node) = clients.served_node(*client) {
+                c.recorder()
+                    .fault(FaultKind::DropConnection, vec![format!("client{client}")], "");
+                zkdst_sim::wire::reset_connections(node);
+                return Some(Undo::Nothing);
+            }
+            let h = clients.session(*client)?;
             // The client records the fault itself (once).
             h.drop_connection();
             Some(Undo::Nothing)
         }
         Fault::LoseReply { client } => {
-            let h = clients.lock().unwrap_or_else(|e| e.into_inner()).get(client).cloned()?;
+            if let Some(node) = clients.served_node(*client) {
+                c.recorder().fault(
+                    FaultKind::LoseReply,
+                    vec![format!("client{client}")],
+                    "the next write applies; its reply is lost",
+                );
+                zkdst_sim::wire::lose_next_write_reply(node);
+                return Some(Undo::Nothing);
+            }
+            let h = clients.session(*client)?;
             h.lose_next_write_reply();
             Some(Undo::Nothing)
         }
@@ -234,17 +274,17 @@ fn apply(c: &mut Cluster, f: &Fault, duration_ms: u64, clients: &ClientRegistry)
             Some(Undo::Network)
         }
         Fault::ExpireAfterRead { client } => {
-            let h = clients.lock().unwrap_or_else(|e| e.into_inner()).get(client).cloned()?;
+            let h = clients.session(*client)?;
             // The client records the fault itself; a library's client cannot take it.
             h.expire_after_next_read().then_some(Undo::Nothing)
         }
         Fault::FlapConnection { client } => {
-            let h = clients.lock().unwrap_or_else(|e| e.into_inner()).get(client).cloned()?;
+            let h = clients.session(*client)?;
             // The client records the fault itself; a library's client cannot take it.
             h.flap_connection().then(|| Undo::StopFlapping(h.clone()))
         }
         Fault::LoseReplyThenFlap { client } => {
-            let h = clients.lock().unwrap_or_else(|e| e.into_inner()).get(client).cloned()?;
+            let h = clients.session(*client)?;
             // The client records the fault itself; a library's client cannot take it.
             h.lose_reply_then_flap().then(|| Undo::StopFlappingAfterLoss(h.clone()))
         }

@@ -226,12 +226,9 @@ fn finish(
     }
 }
 
-async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan, tap: Arc<Mutex<Option<HistoryTap>>>) -> SimResult {
-    let rec = Recorder::new();
-    *tap.lock().unwrap_or_else(|e| e.into_inner()) = Some(rec.tap());
-    rec.set_meta("scenario", sc.name.clone());
-    rec.set_meta("seed", seed.to_string());
-    rec.set_meta("plan", plan.hash());
+/// The simulated ensemble `sc` asks for; notes in `rec` what the checkers
+/// need to know of it.
+pub(crate) fn ensemble_config(sc: &Scenario, rec: &Recorder) -> EnsembleConfig {
     let mut cfg = EnsembleConfig {
         servers: sc.ensemble.servers,
         tick_ms: sc.ensemble.tick_ms,
@@ -248,6 +245,16 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan, tap: Arc<Mutex<
             sc.ensemble.sequence_base.to_string(),
         );
     }
+    cfg
+}
+
+async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan, tap: Arc<Mutex<Option<HistoryTap>>>) -> SimResult {
+    let rec = Recorder::new();
+    *tap.lock().unwrap_or_else(|e| e.into_inner()) = Some(rec.tap());
+    rec.set_meta("scenario", sc.name.clone());
+    rec.set_meta("seed", seed.to_string());
+    rec.set_meta("plan", plan.hash());
+    let mut cfg = ensemble_config(&sc, &rec);
     let kind = match sc.client() {
         Client::Sim => {
             // The simulated client records each notification as it reads
@@ -299,7 +306,8 @@ async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan, tap: Arc<Mutex<
         &shared,
     );
 
-    nemesis::run_plan(&mut c, &plan, &registry, t0, fault_ms, &mut stats).await;
+    let conns = nemesis::Conns::Sessions(registry.clone());
+    nemesis::run_plan(&mut c, &plan, &conns, t0, fault_ms, &mut stats).await;
     c.heal_all();
     if stats.get(Exercised::Fault(FaultKind::LatencySpike)) > 0 {
         c.restore_latency(DEFAULT_LATENCY.0, DEFAULT_LATENCY.1);
