@@ -102,14 +102,17 @@ pub fn repro_line(path: &Path, scenario: &Scenario, seed: u64, plan: &FaultPlan)
     )
 }
 
-struct SimResult {
-    history: History,
-    stats: Stats,
-    error: Option<String>,
+pub(crate) struct SimResult {
+    pub history: History,
+    pub stats: Stats,
+    pub error: Option<String>,
 }
 
 /// Runs `scenario` under `seed`, with `plan` or the seed's own plan.
 pub fn run(scenario: &Scenario, seed: u64, plan: Option<&FaultPlan>) -> RunOutcome {
+    if let Some(command) = &scenario.workload.external {
+        return crate::serve::external::run(scenario, command, seed, plan);
+    }
     let started = std::time::Instant::now();
     let plan = plan.cloned().unwrap_or_else(|| FaultPlan::generate(scenario, seed));
     let sc = Arc::new(scenario.clone());
@@ -160,7 +163,7 @@ pub fn run(scenario: &Scenario, seed: u64, plan: Option<&FaultPlan>) -> RunOutco
     outcome
 }
 
-fn finish(
+pub(crate) fn finish(
     scenario: &Scenario,
     seed: u64,
     plan: FaultPlan,

@@ -95,6 +95,9 @@ impl Store {
         write_history(o, &dir.join("history.jsonl.gz"))?;
         write_timeline(o, &dir.join("timeline.html"))?;
         write(&dir.join("plan.json"), &o.plan.to_json())?;
+        if sc.workload.external.is_some() {
+            keep_external(file, o, &dir)?;
+        }
         self.stored.push(Stored {
             file: file.to_path_buf(),
             scenario: sc.clone(),
@@ -116,6 +119,10 @@ impl Store {
         self.stored.sort_by(|a, b| (&a.file, a.seed).cmp(&(&b.file, b.seed)));
         let mut shrunk_per_scenario: BTreeMap<PathBuf, usize> = BTreeMap::new();
         for s in &mut self.stored {
+            if s.scenario.workload.external.is_some() {
+                // A real client does not replay: its run is what was kept.
+                continue;
+            }
             let (o, trace) = replay_with_trace(&s.scenario, s.seed, None, TraceLevel::INFO);
             write(&s.dir.join("trace.txt"), &trace)?;
             let same = o.fingerprint == s.fingerprint;
@@ -247,4 +254,34 @@ mod tests {
         assert_eq!(safe_name(""), "_");
         assert_eq!(safe_name("a b\\c:d"), "a_b_c_d");
     }
+}
+
+/// An external workload's seed: its command's record and output and the
+/// arrival log join the stored files, and the replay line re-runs the
+/// server side from the log (the client side does not replay).
+fn keep_external(file: &Path, o: &RunOutcome, dir: &Path) -> Result<(), WriteError> {
+    let Some(from) = o.history.meta.get("external_dir").map(PathBuf::from) else {
+        return Ok(());
+    };
+    for (src, dst) in [
+        ("record.jsonl", "client-record.jsonl"),
+        ("output.txt", "client-output.txt"),
+        ("frames.jsonl", "frames.jsonl"),
+    ] {
+        let (src, dst) = (from.join(src), dir.join(dst));
+        if src.exists() {
+            std::fs::copy(&src, &dst).map_err(WriteError::at(&dst))?;
+        }
+    }
+    append(
+        &dir.join("replay.txt"),
+        &format!(
+            "# an external workload's client side does not replay; its server side does:\n\
+             zkdst replay {} --seed {} --plan {} --frames {}\n",
+            file.display(),
+            o.seed,
+            dir.join("plan.json").display(),
+            dir.join("frames.jsonl").display()
+        ),
+    )
 }

@@ -51,7 +51,7 @@ pub fn serve(args: ServeArgs) -> Result<ExitCode> {
         .unwrap_or_else(|| PathBuf::from("serve").join(format!("{}-{seed}", sc.name)));
     quiet_seed_panics();
     let length = serve::run::served_length(&sc);
-    let o = serve::serve(&sc, seed, &opts, serve::interrupt_flag(), |connect| {
+    let o = serve::serve(&sc, seed, &opts, serve::interrupt_flag(), length, |connect, _| {
         println!(
             "serving {} seed {seed} on 127.0.0.1 for {} s (Ctrl-C ends it early)",
             sc.name,

@@ -191,6 +191,12 @@ pub struct Workload {
     /// recipe, named as in `zkdst_recipes::planted`; absent: the correct one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<Variant>,
+    /// An external workload: a command run once per seed against the
+    /// served ensemble (`sh -c`, from the directory zkdst runs in), which
+    /// writes its operation record where `ZKDST_RECORD` says (see
+    /// `serve::external`). Absent: the recipe's own Rust workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<String>,
     /// Library lock: how the library names its lock nodes (`curator`, the
     /// default, or `shared`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -74,14 +74,10 @@ impl Bridge {
     /// Pumps from now until `length` of simulated time has passed (a
     /// replayed log: until its recorded end), then closes every real
     /// connection still open.
-    pub async fn run(mut self, length: Duration) -> Pumped {
+    /// `pacer` started at this instant.
+    pub async fn run(mut self, length: Duration, mut pacer: Pacer) -> Pumped {
         let t0 = Instant::now();
-        let mut pacer = Pacer::start();
         let mut tick: u32 = 0;
-        let end = match &self.source {
-            Source::Replay(_) => None,
-            Source::Live { .. } => Some(length),
-        };
         loop {
             tick += 1;
             let at = TICK * tick;
@@ -105,9 +101,6 @@ impl Bridge {
                         self.out.interrupted = true;
                         stop = true;
                     }
-                    if end.is_some_and(|e| at >= e) {
-                        stop = true;
-                    }
                 }
                 Source::Replay(log) => {
                     while log.front().is_some_and(|a| a.at_ns <= at_ns) {
@@ -123,6 +116,8 @@ impl Bridge {
             for a in batch {
                 self.take(a);
             }
+            // A replayed log ends at its own end line; this bounds it.
+            stop |= at >= length;
             if stop {
                 self.out.end = at;
                 break;

@@ -14,8 +14,10 @@
 //! - [`run`]: one served run (ensemble, nemesis, bridge).
 
 pub mod bridge;
+pub mod external;
 pub mod frames;
 pub mod pace;
+pub mod record;
 pub mod run;
 pub mod sockets;
 
@@ -84,15 +86,17 @@ pub fn interrupt_flag() -> &'static AtomicBool {
     &INTERRUPTED
 }
 
-/// Serves `sc`'s ensemble under `seed` on 127.0.0.1 until its fault and
-/// liveness phases are over (or Ctrl-C). `on_ready` gets the connect
-/// strings once the ensemble has a leader and takes connections.
+/// Serves `sc`'s ensemble under `seed` on 127.0.0.1 for `length` of
+/// simulated (= real) time (or until Ctrl-C). `on_ready` gets the connect
+/// strings once the ensemble has a leader and takes connections, and the
+/// monotonic clock's reading (ns) at simulated time zero.
 pub fn serve(
     sc: &Scenario,
     seed: u64,
     opts: &ServeOptions,
     interrupt: &'static AtomicBool,
-    on_ready: impl FnOnce(&[String]),
+    length: Duration,
+    on_ready: impl FnOnce(&[String], u64),
 ) -> std::io::Result<ServeOutcome> {
     let started = Instant::now();
     let plan = opts.plan.clone().unwrap_or_else(|| FaultPlan::generate(sc, seed));
@@ -105,10 +109,10 @@ pub fn serve(
     };
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     let served = std::thread::scope(|s| {
-        let sim = s.spawn(|| run::simulate(sc, seed, &plan, feed, Some(ready_tx)));
+        let sim = s.spawn(|| run::simulate(sc, seed, &plan, feed, Some(ready_tx), length));
         // A run that fails before it is ready drops the sender.
-        if ready_rx.recv().is_ok() {
-            on_ready(&connect);
+        if let Ok(t0_ns) = ready_rx.recv() {
+            on_ready(&connect, t0_ns);
         }
         sim.join()
     });
@@ -127,7 +131,9 @@ pub fn replay(
     validate_arrivals(sc, &arrivals)?;
     let started = Instant::now();
     let plan = plan.cloned().unwrap_or_else(|| FaultPlan::generate(sc, seed));
-    let served = run::simulate(sc, seed, &plan, Feed::Replay(arrivals), None);
+    // The log's end line ends the replay; the length only bounds it.
+    let length = Duration::from_nanos(arrivals.last().map_or(0, |a| a.at_ns)) + Duration::from_secs(1);
+    let served = run::simulate(sc, seed, &plan, Feed::Replay(arrivals), None, length);
     Ok(judge(sc, seed, plan, served, Vec::new(), started.elapsed()))
 }
 

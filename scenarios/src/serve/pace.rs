@@ -51,6 +51,12 @@ impl Pacer {
         }
     }
 
+    /// The monotonic clock's reading at the start, ns: what a client's
+    /// `CLOCK_MONOTONIC` read at simulated time zero.
+    pub fn start_ns(&self) -> u64 {
+        self.start.as_nanos() as u64
+    }
+
     /// Real time since the start.
     pub fn elapsed(&self) -> Duration {
         real_now().saturating_sub(self.start)

@@ -18,6 +18,7 @@ use zkdst_sim::runner::{run_seed_within, SeedError};
 
 use super::bridge::{Bridge, Pumped, Source};
 use super::frames::Arrival;
+use super::pace::Pacer;
 use super::sockets::{Inbound, Writers};
 use crate::nemesis::{self, Conns, DEFAULT_LATENCY};
 use crate::plan::FaultPlan;
@@ -56,9 +57,16 @@ pub fn served_length(sc: &Scenario) -> Duration {
 
 /// Runs the served ensemble of `sc` under `seed` on a fresh thread (the
 /// caller's blocks until it ends). `ready` hears once the ensemble has a
-/// leader and the bridge takes connections.
-pub fn simulate(sc: &Scenario, seed: u64, plan: &FaultPlan, feed: Feed, ready: Option<Sender<()>>) -> Served {
-    let length = served_length(sc);
+/// leader and the bridge takes connections, with the monotonic clock's
+/// reading (ns) at simulated time zero. The bridge serves for `length`.
+pub fn simulate(
+    sc: &Scenario,
+    seed: u64,
+    plan: &FaultPlan,
+    feed: Feed,
+    ready: Option<Sender<u64>>,
+    length: Duration,
+) -> Served {
     let (sc2, plan2) = (Arc::new(sc.clone()), plan.clone());
     let limit = length + Duration::from_secs(180);
     let r = run_seed_within(stream_key(seed, "scheduler"), Some(limit), Some(limit), move || {
@@ -83,7 +91,7 @@ async fn served(
     seed: u64,
     plan: FaultPlan,
     feed: Feed,
-    ready: Option<Sender<()>>,
+    ready: Option<Sender<u64>>,
     length: Duration,
 ) -> Served {
     let rec = Recorder::new();
@@ -126,10 +134,11 @@ async fn served(
     };
     let t0 = madsim::time::Instant::now();
     rec.set_meta("workload_start", rec.now_ns().to_string());
-    let pump = madsim::task::spawn(Bridge::new(source, nodes).run(length));
+    let pacer = Pacer::start();
     if let Some(r) = ready {
-        let _ = r.send(());
+        let _ = r.send(pacer.start_ns());
     }
+    let pump = madsim::task::spawn(Bridge::new(source, nodes).run(length, pacer));
     let fault_ms = sc.fault_phase_ms();
     let conns = Conns::Served(ids);
     let pumped = {

@@ -1,0 +1,55 @@
+"""The operation record (JSON lines in the history's vocabulary; see
+scenarios/src/serve/record.rs): thread-safe, one line per event, times
+from CLOCK_MONOTONIC in nanoseconds."""
+
+import json
+import threading
+import time
+
+
+class Record:
+    def __init__(self, path):
+        self._f = open(path, "w", buffering=1)
+        self._mu = threading.Lock()
+        self._next = 1
+
+    def _write(self, obj):
+        # The time is read under the lock: lines are in time order.
+        with self._mu:
+            obj["time"] = time.monotonic_ns()
+            self._f.write(json.dumps(obj, separators=(",", ":")) + "\n")
+
+    def invoke(self, client, session, op):
+        with self._mu:
+            op_id = self._next
+            self._next += 1
+        line = {"type": "invoke", "id": op_id, "client": client, "op": op}
+        if session:
+            line["session"] = session
+        self._write(line)
+        return op_id
+
+    def complete(self, client, op_id, outcome):
+        self._write({"type": "complete", "id": op_id, "client": client, "outcome": outcome})
+
+    def ok(self, client, op_id, value=None):
+        self.complete(client, op_id, {"type": "ok", "value": value or {"kind": "unit"}})
+
+    def fail(self, client, op_id, error):
+        """Definitely did not take effect."""
+        self.complete(client, op_id, {"type": "fail", "error": error})
+
+    def info(self, client, op_id, error):
+        """May or may not have taken effect."""
+        self.complete(client, op_id, {"type": "info", "error": error})
+
+    def report(self, client, session, op):
+        """What the recipe told the application, invoked and completed at once."""
+        self.ok(client, self.invoke(client, session, op))
+
+    def session(self, client, session, state):
+        self._write({"type": "session", "client": client, "session": session, "state": state})
+
+    def close(self):
+        with self._mu:
+            self._f.close()
