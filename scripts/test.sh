@@ -7,6 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/zk/install.sh
+# Kazoo for the served-ensemble smoke (scenarios/tests/kazoo.rs).
+bash scripts/kazoo-venv.sh
 # No import circles between any crate's modules (exits 1 naming a circle).
 python3 scripts/cycles.py model history recipes real sim checker scenarios wire conformance wiresim/client
 cargo test --workspace --release "$@"

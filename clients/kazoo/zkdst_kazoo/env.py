@@ -58,6 +58,11 @@ class Session:
         self.session_id = 0
         # Set by stop(): the LOST that closing brings is not an expiry.
         self.closing = False
+        # How many times the connection was SUSPENDED so far.
+        self.suspensions = 0
+        # Called with each new state, under `connected`, after its record
+        # line: a recipe's report the application learns from the state.
+        self.hooks = []
         self.zk = KazooClient(
             hosts=env.connect[client],
             timeout=env.session_timeout_s,
@@ -66,21 +71,27 @@ class Session:
         self.zk.add_listener(self._listen)
 
     def _listen(self, state):
+        # The record line, the new state and the hooks, all under the
+        # condition: a worker that checks the state before acting (under it)
+        # acts either before the line or after seeing the state.
         rec = self.env.record
-        if state == KazooState.CONNECTED:
-            sid = self.zk.client_id[0] if self.zk.client_id else 0
-            if sid != self.session_id:
-                self.lost.clear()
-            self.session_id = sid
-            rec.session(self.client, sid, "connected")
-        elif state == KazooState.SUSPENDED:
-            rec.session(self.client, self.session_id, "disconnected")
-        else:
-            if self.session_id and not self.closing:
-                rec.session(self.client, self.session_id, "expired")
-            self.lost.set()
         with self.connected:
+            if state == KazooState.CONNECTED:
+                sid = self.zk.client_id[0] if self.zk.client_id else 0
+                if sid != self.session_id:
+                    self.lost.clear()
+                self.session_id = sid
+                rec.session(self.client, sid, "connected")
+            elif state == KazooState.SUSPENDED:
+                self.suspensions += 1
+                rec.session(self.client, self.session_id, "disconnected")
+            else:
+                if self.session_id and not self.closing:
+                    rec.session(self.client, self.session_id, "expired")
+                self.lost.set()
             self.state = state
+            for hook in list(self.hooks):
+                hook(state)
             self.connected.notify_all()
 
     def start(self):

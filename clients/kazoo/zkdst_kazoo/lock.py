@@ -19,12 +19,12 @@ def acquire_op():
     return {"f": "acquire", "lock": LOCK, "shared": False}
 
 
-def token_of(sess, lock):
-    """The czxid of the node the lock stands on, or None if it is gone."""
+def stat_of(sess, lock):
+    """The Stat of the node the lock stands on (its czxid is the fencing
+    token, its ephemeralOwner the holding session), or None if it is gone."""
     if not lock.node:
         return None
-    st = sess.zk.retry(sess.zk.exists, lock.path + "/" + lock.node)
-    return st.czxid if st else None
+    return sess.zk.retry(sess.zk.exists, lock.path + "/" + lock.node)
 
 
 def hold(env, sess, lock, token, rng, session_at_acquire):
@@ -60,30 +60,35 @@ def client(env, i, make_lock=None):
         if not sess.wait_connected(env.left_s()):
             break
         sid = sess.session_id
-        op = rec.invoke(i, sid, acquire_op())
+        began = time.monotonic_ns()
         try:
             # A quarter of the acquires give up after a while; the rest
             # wait until the run ends.
             limit = rng.uniform(0.2, 2.0) if rng.random() < 0.25 else max(0.5, env.left_s())
             got = lock.acquire(timeout=limit)
         except LockTimeout:
-            rec.fail(i, op, GAVE_UP)
+            rec.fail(i, rec.invoke_at(began, i, sid, acquire_op()), GAVE_UP)
             continue
         except KazooException as e:
-            rec.info(i, op, f"{type(e).__name__}: {e}")
+            rec.info(i, rec.invoke_at(began, i, sid, acquire_op()), f"{type(e).__name__}: {e}")
             continue
         if not got:
-            rec.fail(i, op, GAVE_UP)
+            rec.fail(i, rec.invoke_at(began, i, sid, acquire_op()), GAVE_UP)
             continue
         try:
-            token = token_of(sess, lock)
+            st = stat_of(sess, lock)
         except KazooException:
-            token = None
-        if token is None:
+            st = None
+        if st is None:
+            op = rec.invoke_at(began, i, sid, acquire_op())
             rec.info(i, op, "the lock's node was gone before its token was read")
         else:
-            rec.ok(i, op, {"kind": "token", "token": token})
-            hold(env, sess, lock, token, rng, sid)
+            # Kazoo's acquire retries across a session expiry and may take
+            # the lock on the client's next session: the hold is the
+            # session that owns the node.
+            sid = st.ephemeralOwner
+            rec.ok(i, rec.invoke_at(began, i, sid, acquire_op()), {"kind": "token", "token": st.czxid})
+            hold(env, sess, lock, st.czxid, rng, sid)
         rid = rec.invoke(i, sid, {"f": "release", "lock": LOCK})
         try:
             lock.release()

@@ -13,10 +13,11 @@ class Record:
         self._mu = threading.Lock()
         self._next = 1
 
-    def _write(self, obj):
-        # The time is read under the lock: lines are in time order.
+    def _write(self, obj, at=None):
+        # The time is read under the lock: lines are in time order (except
+        # invocations written late with their own time, see invoke_at).
         with self._mu:
-            obj["time"] = time.monotonic_ns()
+            obj["time"] = time.monotonic_ns() if at is None else at
             self._f.write(json.dumps(obj, separators=(",", ":")) + "\n")
 
     def invoke(self, client, session, op):
@@ -27,6 +28,19 @@ class Record:
         if session:
             line["session"] = session
         self._write(line)
+        return op_id
+
+    def invoke_at(self, at, client, session, op):
+        """An invocation written once its session is known (at completion),
+        stamped with `at`, the time.monotonic_ns() it began: a Kazoo call
+        can outlive its session and finish on the client's next one."""
+        with self._mu:
+            op_id = self._next
+            self._next += 1
+        line = {"type": "invoke", "id": op_id, "client": client, "op": op}
+        if session:
+            line["session"] = session
+        self._write(line, at)
         return op_id
 
     def complete(self, client, op_id, outcome):

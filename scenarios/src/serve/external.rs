@@ -150,9 +150,11 @@ pub fn run(sc: &Scenario, command: &str, seed: u64, plan: Option<&FaultPlan>) ->
     let mut phases = Phases::default();
     let mut mark = started;
     phases.lap("serve", &mut mark);
+    let mut lag_ms = None;
     let (history, stats, mut error) = match served {
         Ok(o) => {
             let _ = frames::write(&dir.join("frames.jsonl"), &o.served.pumped.arrivals);
+            lag_ms = Some(o.served.pumped.max_lag.as_millis());
             (o.served.history, o.served.stats, o.served.error)
         }
         Err(e) => (Default::default(), Stats::default(), Some(e)),
@@ -188,6 +190,11 @@ pub fn run(sc: &Scenario, command: &str, seed: u64, plan: Option<&FaultPlan>) ->
     }
     history.meta.insert("external".into(), command.to_string());
     history.meta.insert("server_fingerprint".into(), server_fingerprint);
+    if let Some(l) = lag_ms {
+        // How far the simulation ever fell behind the wall clock: a large
+        // lag stretches the servers' time against the client's.
+        history.meta.insert("served_max_lag_ms".into(), l.to_string());
+    }
     // The record holds the recipe's operations, not its ZooKeeper calls
     // (those are in the servers' record, unpaired): checks that need the
     // calls as operations stand aside.
