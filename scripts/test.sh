@@ -10,7 +10,7 @@ bash scripts/zk/install.sh
 # Kazoo for the served-ensemble smoke (scenarios/tests/kazoo.rs).
 bash scripts/kazoo-venv.sh
 # No import circles between any crate's modules (exits 1 naming a circle).
-python3 scripts/cycles.py model history recipes real sim checker scenarios wire conformance wiresim/client
+python3 scripts/cycles.py model history recipes real sim checker scenarios wire conformance clients/rust wiresim/client
 cargo test --workspace --release "$@"
 # zookeeper-client inside the simulation: a workspace of its own (its
 # runtime crates are patched with stand-ins on madsim; see wiresim/).
