@@ -9,6 +9,7 @@ pub mod bench;
 pub mod error;
 pub mod fuzz;
 mod hash;
+pub mod judge;
 pub mod junit;
 pub mod nemesis;
 pub mod plan;

@@ -9,87 +9,24 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use zkdst_model::{Exercised, FaultKind, Situation};
 
-use serde::{Deserialize, Serialize};
-use zkdst_checker::history::History;
-use zkdst_checker::properties::{self, progress, CheckResult, Verdict, PARAMS_META_KEY};
 use zkdst_checker::zk_consistency::watches::{WATCH_EVENTS, WATCH_EVENTS_WIRE};
 use zkdst_sim::client::ClientKind;
-use zkdst_sim::cluster::{Cluster, EnsembleConfig};
+use zkdst_sim::cluster::Cluster;
 use zkdst_sim::recorder::{HistoryTap, Recorder};
 use zkdst_sim::runner::{run_seed_within, wall_limit, SeedError};
 
+use crate::judge::{finish, SimResult};
+pub use crate::judge::{RunOutcome, RunVerdict};
 use crate::nemesis::{self, ClientRegistry, DEFAULT_LATENCY};
 use crate::plan::FaultPlan;
 use crate::profile::Phases;
 use crate::scenario::{Client, Recipe, Scenario};
-use crate::stats::{self, Stats};
+use crate::stats::Stats;
 use crate::streams::stream_key;
 use crate::workload::{self, Shared};
 
 /// The commit this binary was built from.
 pub const COMMIT: &str = env!("ZKDST_COMMIT");
-
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunVerdict {
-    Pass,
-    /// A checker found a violation, or the run itself failed (panic,
-    /// deadlock, no leader).
-    Fail,
-    /// No violation, but some checker could not decide.
-    Unknown,
-}
-
-/// Everything a run produced.
-#[derive(Debug, Clone)]
-pub struct RunOutcome {
-    pub scenario: String,
-    pub seed: u64,
-    pub history: History,
-    pub results: Vec<CheckResult>,
-    pub verdict: RunVerdict,
-    /// Failure of the run itself (panic, no initial leader), if any.
-    pub error: Option<String>,
-    /// The run met its real-time limit (a task spinning): its error says
-    /// so, and re-running it (to shrink) would only meet the limit again.
-    pub hung: bool,
-    pub plan: FaultPlan,
-    pub stats: Stats,
-    pub fingerprint: u64,
-    pub wall: Duration,
-    /// Where `wall` went (for `zkdst fuzz --profile`).
-    pub phases: Phases,
-}
-
-impl RunOutcome {
-    /// The checkers (or `run`) that failed, sorted.
-    pub fn failed_checks(&self) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .results
-            .iter()
-            .filter(|r| r.verdict == Verdict::Violation)
-            .map(|r| r.checker.clone())
-            .collect();
-        if self.error.is_some() {
-            v.push(if self.hung { "hung" } else { "run" }.into());
-        }
-        v.sort();
-        v
-    }
-
-    /// The violation kinds found.
-    pub fn violation_kinds(&self) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .results
-            .iter()
-            .flat_map(|r| r.violations.iter().map(move |x| format!("{}:{}", r.checker, x.kind)))
-            .collect();
-        v.sort();
-        v.dedup();
-        v
-    }
-}
 
 /// The one line that replays a run.
 pub fn repro_line(path: &Path, scenario: &Scenario, seed: u64, plan: &FaultPlan) -> String {
@@ -100,12 +37,6 @@ pub fn repro_line(path: &Path, scenario: &Scenario, seed: u64, plan: &FaultPlan)
         scenario.hash(),
         plan.hash()
     )
-}
-
-pub(crate) struct SimResult {
-    pub history: History,
-    pub stats: Stats,
-    pub error: Option<String>,
 }
 
 /// Runs `scenario` under `seed`, with `plan` or the seed's own plan.
@@ -163,101 +94,13 @@ pub fn run(scenario: &Scenario, seed: u64, plan: Option<&FaultPlan>) -> RunOutco
     outcome
 }
 
-pub(crate) fn finish(
-    scenario: &Scenario,
-    seed: u64,
-    plan: FaultPlan,
-    sim: SimResult,
-    started: std::time::Instant,
-    mut phases: Phases,
-    mut mark: std::time::Instant,
-) -> RunOutcome {
-    let SimResult {
-        mut history,
-        mut stats,
-        error,
-    } = sim;
-    let mut params = scenario.check.params.clone();
-    params.min_progress = scenario.check.min_progress;
-    params.permits = Some(scenario.workload.permits);
-    // Recorded so that `zkdst check` judges the stored history as this run did.
-    history.meta.insert(PARAMS_META_KEY.into(), params.to_meta());
-    let mut results = Vec::new();
-    if error.is_none() {
-        let params = &params;
-        let ops = history.operations().unwrap_or_default();
-        phases.lap("pair", &mut mark);
-        stats::analyse(&history, &ops, &mut stats);
-        phases.lap("stats", &mut mark);
-        for name in &scenario.check.checkers {
-            // Over the operations already paired (a malformed history
-            // still gets its progress judged, as an empty one).
-            let r = match properties::run_ops(name, &history, &ops, params) {
-                Ok(r) => r,
-                Err(e) => CheckResult::unknown(name, e.to_string()),
-            };
-            results.push(r);
-            phases.lap(format!("check:{name}"), &mut mark);
-        }
-        if !scenario.check.checkers.iter().any(|c| c == "progress") {
-            results.push(progress::check_ops(&history, &ops, params));
-            phases.lap("check:progress", &mut mark);
-        }
-    }
-    let verdict = if error.is_some() || results.iter().any(|r| r.verdict == Verdict::Violation) {
-        RunVerdict::Fail
-    } else if results.iter().any(|r| r.verdict == Verdict::Unknown) {
-        RunVerdict::Unknown
-    } else {
-        RunVerdict::Pass
-    };
-    let fingerprint = history.fingerprint();
-    phases.lap("fingerprint", &mut mark);
-    RunOutcome {
-        scenario: scenario.name.clone(),
-        seed,
-        fingerprint,
-        history,
-        results,
-        verdict,
-        error,
-        hung: false,
-        plan,
-        stats,
-        wall: started.elapsed(),
-        phases,
-    }
-}
-
-/// The simulated ensemble `sc` asks for; notes in `rec` what the checkers
-/// need to know of it.
-pub(crate) fn ensemble_config(sc: &Scenario, rec: &Recorder) -> EnsembleConfig {
-    let mut cfg = EnsembleConfig {
-        servers: sc.ensemble.servers,
-        tick_ms: sc.ensemble.tick_ms,
-        container_check_ms: sc.ensemble.container_check_ms,
-        ..Default::default()
-    };
-    cfg.zab.snap_count = sc.ensemble.snap_count;
-    cfg.planted = sc.ensemble.planted;
-    cfg.prep.sequence_base = sc.ensemble.sequence_base;
-    if sc.ensemble.sequence_base != 0 {
-        // The checkers' model tree names sequential nodes the same way.
-        rec.set_meta(
-            zkdst_checker::zk_consistency::SEQUENCE_BASE,
-            sc.ensemble.sequence_base.to_string(),
-        );
-    }
-    cfg
-}
-
 async fn simulate(sc: Arc<Scenario>, seed: u64, plan: FaultPlan, tap: Arc<Mutex<Option<HistoryTap>>>) -> SimResult {
     let rec = Recorder::new();
     *tap.lock().unwrap_or_else(|e| e.into_inner()) = Some(rec.tap());
     rec.set_meta("scenario", sc.name.clone());
     rec.set_meta("seed", seed.to_string());
     rec.set_meta("plan", plan.hash());
-    let mut cfg = ensemble_config(&sc, &rec);
+    let mut cfg = sc.ensemble_config(&rec);
     let kind = match sc.client() {
         Client::Sim => {
             // The simulated client records each notification as it reads

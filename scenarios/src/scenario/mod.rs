@@ -15,6 +15,7 @@ use crate::variant::Variant;
 use zkdst_sim::client::library_lock::LockPrefix;
 use zkdst_sim::planted::SimBug;
 
+mod ensemble;
 mod validate;
 
 /// A scenario as written in its file.

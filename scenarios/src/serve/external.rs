@@ -28,9 +28,9 @@ use std::time::{Duration, Instant};
 
 use super::record;
 use super::{frames, ServeOptions};
+use crate::judge::{finish, RunOutcome, RunVerdict, SimResult};
 use crate::plan::FaultPlan;
 use crate::profile::Phases;
-use crate::runner::{finish, RunOutcome, RunVerdict, SimResult};
 use crate::scenario::Scenario;
 use crate::stats::Stats;
 

@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 use zkdst_checker::history::{Encoding, History};
 use zkdst_checker::properties::{self, CheckResult, Verdict};
 
+use crate::judge::RunVerdict;
 use crate::plan::FaultPlan;
-use crate::runner::RunVerdict;
 use crate::scenario::Scenario;
 use frames::Arrival;
 use run::{Feed, Served};

@@ -99,7 +99,7 @@ async fn served(
     rec.set_meta("seed", seed.to_string());
     rec.set_meta("plan", plan.hash());
     rec.set_meta("client", SERVED_CLIENT);
-    let mut cfg = crate::runner::ensemble_config(&sc, &rec);
+    let mut cfg = sc.ensemble_config(&rec);
     cfg.wire = true;
     let mut c = Cluster::start(cfg, rec.clone(), stream_key(seed, "topology"));
     let mut stats = Stats::default();
