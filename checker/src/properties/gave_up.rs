@@ -24,6 +24,13 @@ pub const GAVE_UP: &str = "gave up waiting (cancelled)";
 /// not in the history.
 pub const RECIPE_CALLS: &str = "recipe_calls";
 
+/// The history does not record the recipe's ZooKeeper calls as operations
+/// (a client library's own recipe, an external workload's record): checks
+/// that judge a recipe operation by its calls stand aside.
+pub fn calls_unrecorded(h: &History) -> bool {
+    h.meta.get(RECIPE_CALLS).is_some_and(|v| v == "unrecorded")
+}
+
 /// The directory a waiting op queues in.
 fn queue_dir(op: &Op) -> Option<&str> {
     match op {
@@ -36,7 +43,7 @@ fn queue_dir(op: &Op) -> Option<&str> {
 
 /// Adds a `gave-up-unqueued` violation to `r` for each such op in `ops`.
 pub fn check_unqueued(h: &History, ops: &[Operation], r: &mut CheckResult) {
-    if h.meta.get(RECIPE_CALLS).is_some_and(|v| v == "unrecorded") {
+    if calls_unrecorded(h) {
         return;
     }
     let creates = by_client(ops.iter().filter(|x| matches!(x.op, Op::Create { .. })));

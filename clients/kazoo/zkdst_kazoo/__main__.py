@@ -3,11 +3,18 @@ the served ensemble zkdst describes in the environment."""
 
 import sys
 
-from . import lock
+from . import counter, double_barrier, election, lock, queue, rwlock, semaphore
 from .env import Env
 
 WORKLOADS = {
     "lock": lock.main,
+    "election": election.main,
+    "queue": queue.main,
+    "locking-queue": queue.main_locking,
+    "counter": counter.main,
+    "semaphore": semaphore.main,
+    "rwlock": rwlock.main,
+    "double-barrier": double_barrier.main,
 }
 
 

@@ -3,6 +3,7 @@ workload shares: one KazooClient per application client, with the
 connection-state listener Kazoo's documentation asks applications for."""
 
 import os
+import sys
 import random
 import threading
 import time
@@ -115,13 +116,17 @@ class Session:
         return True
 
     def stop(self):
-        self.closing = True
+        with self.connected:
+            # A session the listener already heard LOST (recorded expired)
+            # is not closed again: Expired is terminal.
+            ended = self.lost.is_set()
+            self.closing = True
         try:
             self.zk.stop()
             self.zk.close()
         except Exception:
             pass
-        if self.session_id:
+        if self.session_id and not ended:
             self.env.record.session(self.client, self.session_id, "closed")
 
 
@@ -145,6 +150,14 @@ def run_clients(env, body):
     threads = [threading.Thread(target=body, args=(env, i), daemon=True) for i in range(env.clients)]
     for t in threads:
         t.start()
+    # One deadline for all: a client blocked in its recipe is abandoned.
+    end = time.monotonic() + env.left_s() + 4.0
     for t in threads:
-        t.join(timeout=env.left_s() + 4.0)
+        t.join(timeout=max(0.0, end - time.monotonic()))
     env.record.close()
+    # A client still blocked in a Kazoo call (its ensemble is about to
+    # stop) must not keep the process alive: its call is in the record,
+    # unfinished, for the liveness checker.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

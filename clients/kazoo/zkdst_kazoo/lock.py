@@ -60,34 +60,33 @@ def client(env, i, make_lock=None):
         if not sess.wait_connected(env.left_s()):
             break
         sid = sess.session_id
-        began = time.monotonic_ns()
+        call = rec.begin(i, sid, acquire_op())
         try:
             # A quarter of the acquires give up after a while; the rest
             # wait until the run ends.
             limit = rng.uniform(0.2, 2.0) if rng.random() < 0.25 else max(0.5, env.left_s())
             got = lock.acquire(timeout=limit)
         except LockTimeout:
-            rec.fail(i, rec.invoke_at(began, i, sid, acquire_op()), GAVE_UP)
+            rec.fail(i, rec.finish(call), GAVE_UP)
             continue
         except KazooException as e:
-            rec.info(i, rec.invoke_at(began, i, sid, acquire_op()), f"{type(e).__name__}: {e}")
+            rec.info(i, rec.finish(call), f"{type(e).__name__}: {e}")
             continue
         if not got:
-            rec.fail(i, rec.invoke_at(began, i, sid, acquire_op()), GAVE_UP)
+            rec.fail(i, rec.finish(call), GAVE_UP)
             continue
         try:
             st = stat_of(sess, lock)
         except KazooException:
             st = None
         if st is None:
-            op = rec.invoke_at(began, i, sid, acquire_op())
-            rec.info(i, op, "the lock's node was gone before its token was read")
+            rec.info(i, rec.finish(call), "the lock's node was gone before its token was read")
         else:
             # Kazoo's acquire retries across a session expiry and may take
             # the lock on the client's next session: the hold is the
             # session that owns the node.
             sid = st.ephemeralOwner
-            rec.ok(i, rec.invoke_at(began, i, sid, acquire_op()), {"kind": "token", "token": st.czxid})
+            rec.ok(i, rec.finish(call, sid), {"kind": "token", "token": st.czxid})
             hold(env, sess, lock, st.czxid, rng, sid)
         rid = rec.invoke(i, sid, {"f": "release", "lock": LOCK})
         try:

@@ -12,6 +12,8 @@ class Record:
         self._f = open(path, "w", buffering=1)
         self._mu = threading.Lock()
         self._next = 1
+        # Calls begun (begin) whose invocation is not written yet.
+        self._pending = {}
 
     def _write(self, obj, at=None):
         # The time is read under the lock: lines are in time order (except
@@ -43,6 +45,30 @@ class Record:
         self._write(line, at)
         return op_id
 
+    def begin(self, client, session, op):
+        """A call whose invocation is written when it returns (finish), with
+        the session it turned out to run on. One never finished is written
+        at close, without a completion: it was still running."""
+        with self._mu:
+            key = self._next
+            self._next += 1
+            self._pending[key] = (time.monotonic_ns(), client, session, op)
+        return key
+
+    def finish(self, key, session=None):
+        """Writes a begun call's invocation (on `session` if given) and
+        returns its operation id, for complete/ok/fail/info."""
+        with self._mu:
+            begun = self._pending.pop(key, None)
+        if begun is None:
+            return key
+        at, client, s, op = begun
+        line = {"type": "invoke", "id": key, "client": client, "op": op}
+        if session or s:
+            line["session"] = session or s
+        self._write(line, at)
+        return key
+
     def complete(self, client, op_id, outcome):
         self._write({"type": "complete", "id": op_id, "client": client, "outcome": outcome})
 
@@ -65,5 +91,7 @@ class Record:
         self._write({"type": "session", "client": client, "session": session, "state": state})
 
     def close(self):
+        for key in list(self._pending):
+            self.finish(key)
         with self._mu:
             self._f.close()
