@@ -1,4 +1,4 @@
-//! `zkdst-client RECIPE`: zkdst's own recipes as an external workload —
+//! `zkdst-client lock|election|queue`: zkdst's own recipes as an external workload —
 //! zookeeper-client on tokio over real sockets, against the ensemble
 //! `zkdst serve` runs (scenarios/served/*.toml). It checks the served
 //! path: the same recipes pass their simulated scenarios, so a failure
@@ -7,6 +7,7 @@
 mod election;
 mod env;
 mod lock;
+mod queue;
 mod record;
 
 use std::collections::BTreeMap;
@@ -72,8 +73,8 @@ impl Rng {
 
 fn main() -> ExitCode {
     let recipe = std::env::args().nth(1).unwrap_or_default();
-    if !matches!(recipe.as_str(), "lock" | "election") {
-        eprintln!("usage: zkdst-client {{lock|election}} (run by zkdst: [workload] external)");
+    if !matches!(recipe.as_str(), "lock" | "election" | "queue") {
+        eprintln!("usage: zkdst-client {{lock|election|queue}} (run by zkdst: [workload] external)");
         return ExitCode::from(3);
     }
     let env = match Env::from_env() {
@@ -97,6 +98,7 @@ fn main() -> ExitCode {
             let (env, resource) = (env.clone(), resource.clone());
             tasks.push(match recipe.as_str() {
                 "lock" => tokio::spawn(lock::client(env, i, resource)),
+                "queue" => tokio::spawn(queue::client(env, i)),
                 _ => tokio::spawn(election::client(env, i, resource)),
             });
         }
