@@ -4,6 +4,7 @@
 //! path: the same recipes pass their simulated scenarios, so a failure
 //! here is the server side's or the bridge's, not the recipe's.
 
+mod bench;
 mod election;
 mod env;
 mod lock;
@@ -73,6 +74,9 @@ impl Rng {
 
 fn main() -> ExitCode {
     let recipe = std::env::args().nth(1).unwrap_or_default();
+    if recipe == "bench" {
+        return bench_main();
+    }
     if !matches!(recipe.as_str(), "lock" | "election" | "queue") {
         eprintln!("usage: zkdst-client {{lock|election|queue}} (run by zkdst: [workload] external)");
         return ExitCode::from(3);
@@ -108,4 +112,33 @@ fn main() -> ExitCode {
     });
     env.record.flush();
     ExitCode::SUCCESS
+}
+
+fn bench_main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(2).collect();
+    let (Some(connects), Some(Ok(seconds)), Some(Ok(sessions))) = (
+        args.first(),
+        args.get(1).map(|s| s.parse::<u64>()),
+        args.get(2).map(|s| s.parse::<usize>()),
+    ) else {
+        eprintln!("usage: zkdst-client bench CONNECTS SECONDS SESSIONS");
+        return ExitCode::from(3);
+    };
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("zkdst-client: no tokio runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(bench::run(connects, seconds, sessions)) {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("zkdst-client bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
