@@ -6,8 +6,10 @@ set -euo pipefail
 
 JAR=/usr/share/java/zookeeper.jar
 
-if [[ -f "$JAR" ]] && command -v java >/dev/null 2>&1; then
-    echo "zookeeper: already installed ($JAR)"
+# javac: the Java client's smoke (scenarios/tests/java_smoke.rs) compiles
+# its program against the package's jars.
+if [[ -f "$JAR" ]] && command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; then
+    echo "zookeeper: already installed ($JAR; javac $(javac -version 2>&1 | cut -d' ' -f2))"
     exit 0
 fi
 
@@ -19,6 +21,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq zookeeper >/dev/null
+command -v javac >/dev/null 2>&1 || apt-get install -y -qq default-jdk-headless >/dev/null
 
 if [[ ! -f "$JAR" ]]; then
     echo "zookeeper: installed the package but $JAR is still missing" >&2

@@ -181,7 +181,9 @@ async fn proxy(server: u32, conn: u64, mut from_client: UnboundedReceiver<Input>
     let stream = match WireStream::connect(&format!("zk{server}"), WIRE_PORT).await {
         Ok(s) => s,
         // Nobody listens (the server is down) or the link is cut: the
-        // real client sees its connection refused, as with a real server.
+        // real client's connection, already accepted on its port, is
+        // closed at once (a real cut would refuse or time out; either way
+        // the client moves on to its next server).
         Err(_) => {
             send_out(&writers, conn, Outbound::Close);
             return;
