@@ -3,7 +3,7 @@ the served ensemble zkdst describes in the environment."""
 
 import sys
 
-from . import counter, double_barrier, election, lock, queue, rwlock, semaphore
+from . import barrier, counter, double_barrier, election, lock, party, queue, rwlock, semaphore
 from .env import Env
 
 WORKLOADS = {
@@ -15,6 +15,8 @@ WORKLOADS = {
     "semaphore": semaphore.main,
     "rwlock": rwlock.main,
     "double-barrier": double_barrier.main,
+    "barrier": barrier.main,
+    "party": party.main,
 }
 
 

@@ -26,6 +26,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use zkdst_checker::properties::{CheckResult, Verdict};
+
 use super::record;
 use super::{frames, ServeOptions};
 use crate::judge::{finish, RunOutcome, RunVerdict, SimResult};
@@ -105,6 +107,44 @@ fn wait(child: &mut Child, deadline: Instant) -> Result<(), String> {
             Err(e) => return Err(format!("waiting for the workload command: {e}")),
         }
     }
+}
+
+/// The name of the pace result every external run carries.
+pub const PACE: &str = "served-pace";
+
+/// A served run is judged on the premise that simulated time kept up with
+/// the wall clock, which the real client's timers run on. One that fell
+/// behind by more than a third of the session timeout (ZooKeeper's ping
+/// interval: a client library gives up on a silent connection at about
+/// two thirds) cannot be judged: its violations stay listed, undecided,
+/// and the run is unknown (an overloaded machine, not a finding).
+fn judge_pace(mut o: RunOutcome, lag_ms: Option<u128>, session_timeout_ms: u32) -> RunOutcome {
+    let Some(lag) = lag_ms else { return o };
+    pace(&mut o.results, lag, session_timeout_ms);
+    o.verdict = super::verdict_of(o.error.is_some(), &o.results);
+    o
+}
+
+/// Adds the pace result to `results`, and undecides their violations if
+/// the lag passed the bound.
+fn pace(results: &mut Vec<CheckResult>, lag: u128, session_timeout_ms: u32) {
+    let bound = u128::from(session_timeout_ms / 3);
+    let mut pace = CheckResult::new(PACE);
+    pace.figure("max_lag_ms", lag as f64);
+    pace.figure("bound_ms", bound as f64);
+    if lag > bound {
+        let why = format!(
+            "the simulation fell {lag} ms behind the wall clock (bound: a third of the session timeout, {bound} ms): \
+             time-based judgements are not decisive; rerun the seed on a quieter machine"
+        );
+        for r in results.iter_mut().filter(|r| r.verdict == Verdict::Violation) {
+            r.verdict = Verdict::Unknown;
+            r.note(format!("judged while {why}"));
+        }
+        pace.verdict = Verdict::Unknown;
+        pace.note(why);
+    }
+    results.push(pace);
 }
 
 /// The last `n` lines of the command's output, for an error message.
@@ -204,7 +244,11 @@ pub fn run(sc: &Scenario, command: &str, seed: u64, plan: Option<&FaultPlan>) ->
     );
     history.meta.insert("external_dir".into(), dir.display().to_string());
     let sim = SimResult { history, stats, error };
-    let outcome = finish(sc, seed, plan, sim, started, phases, mark);
+    let outcome = judge_pace(
+        finish(sc, seed, plan, sim, started, phases, mark),
+        lag_ms,
+        sc.ensemble.session_timeout_ms,
+    );
     if outcome.verdict == RunVerdict::Pass {
         let _ = std::fs::remove_dir_all(&dir);
     } else if let Ok(f) = std::fs::File::create(dir.join("history.jsonl.gz")) {
@@ -213,4 +257,38 @@ pub fn run(sc: &Scenario, command: &str, seed: u64, plan: Option<&FaultPlan>) ->
             .write_to(zkdst_checker::history::Encoding::JsonLinesGz, f);
     }
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zkdst_checker::properties::{Violation, ViolationKind};
+
+    fn judged() -> Vec<CheckResult> {
+        let mut m = CheckResult::new("mutex");
+        m.violation(Violation::new(ViolationKind::MutexOverlap, "two holders"));
+        vec![m, CheckResult::new("fencing")]
+    }
+
+    #[test]
+    fn a_run_that_kept_pace_keeps_its_verdicts() {
+        let mut r = judged();
+        pace(&mut r, 1333, 4000);
+        assert_eq!(r[0].verdict, Verdict::Violation);
+        assert_eq!(r[2].checker, PACE);
+        assert_eq!(r[2].verdict, Verdict::Pass);
+        assert_eq!(crate::serve::verdict_of(false, &r), RunVerdict::Fail);
+    }
+
+    #[test]
+    fn a_run_that_fell_behind_is_undecided() {
+        let mut r = judged();
+        pace(&mut r, 1334, 4000);
+        assert_eq!(r[0].verdict, Verdict::Unknown);
+        assert_eq!(r[0].violations.len(), 1, "the violation stays listed");
+        assert!(r[0].notes[0].contains("1334 ms behind"), "{:?}", r[0].notes);
+        assert_eq!(r[1].verdict, Verdict::Pass);
+        assert_eq!(r[2].verdict, Verdict::Unknown);
+        assert_eq!(crate::serve::verdict_of(false, &r), RunVerdict::Unknown);
+    }
 }
