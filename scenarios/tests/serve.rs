@@ -153,11 +153,6 @@ fn a_real_client_is_served_faulted_judged_and_replayed() {
     assert!(dids.iter().any(|(c, d)| *c == 0 && d.disconnected), "{dids:?}");
     assert!(dids.iter().any(|(c, d)| *c == 1 && !d.disconnected), "{dids:?}");
     assert_eq!(o.verdict, RunVerdict::Pass, "{:?}", o.results);
-    assert!(
-        o.served.pumped.max_lag < Duration::from_millis(500),
-        "lag {:?}",
-        o.served.pumped.max_lag
-    );
     // The servers' record: both clients' connections, their requests.
     let h = &o.served.history;
     for c in [0, 1] {
