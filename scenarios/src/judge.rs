@@ -122,13 +122,7 @@ pub(crate) fn finish(
             phases.lap("check:progress", &mut mark);
         }
     }
-    let verdict = if error.is_some() || results.iter().any(|r| r.verdict == Verdict::Violation) {
-        RunVerdict::Fail
-    } else if results.iter().any(|r| r.verdict == Verdict::Unknown) {
-        RunVerdict::Unknown
-    } else {
-        RunVerdict::Pass
-    };
+    let verdict = verdict_of(error.is_some(), &results);
     let fingerprint = history.fingerprint();
     phases.lap("fingerprint", &mut mark);
     RunOutcome {
@@ -144,5 +138,17 @@ pub(crate) fn finish(
         stats,
         wall: started.elapsed(),
         phases,
+    }
+}
+
+/// A run's verdict: Fail on a run error or any violation; Unknown if a
+/// checker could not decide; else Pass.
+pub fn verdict_of(error: bool, results: &[CheckResult]) -> RunVerdict {
+    if error || results.iter().any(|r| r.verdict == Verdict::Violation) {
+        RunVerdict::Fail
+    } else if results.iter().any(|r| r.verdict == Verdict::Unknown) {
+        RunVerdict::Unknown
+    } else {
+        RunVerdict::Pass
     }
 }

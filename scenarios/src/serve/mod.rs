@@ -27,8 +27,9 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use zkdst_checker::history::{Encoding, History};
-use zkdst_checker::properties::{self, CheckResult, Verdict};
+use zkdst_checker::properties::{self, CheckResult};
 
+pub use crate::judge::verdict_of;
 use crate::judge::RunVerdict;
 use crate::plan::FaultPlan;
 use crate::scenario::Scenario;
@@ -207,17 +208,6 @@ fn judge(
         results,
         verdict,
         wall,
-    }
-}
-
-/// Fail on a run error or any violation; unknown if a checker could not decide.
-pub fn verdict_of(error: bool, results: &[CheckResult]) -> RunVerdict {
-    if error || results.iter().any(|r| r.verdict == Verdict::Violation) {
-        RunVerdict::Fail
-    } else if results.iter().any(|r| r.verdict == Verdict::Unknown) {
-        RunVerdict::Unknown
-    } else {
-        RunVerdict::Pass
     }
 }
 
